@@ -1,0 +1,251 @@
+#!/usr/bin/env bash
+# Builds and runs the C and C++ consumers of quiver:
+#   consumer.c            C11 program against the installed quiver.h (shared and static)
+#   stream_example.c      the README example (examples/c/)
+#   arrow_cpp_consumer.cc Arrow C++ (pyarrow's libarrow) importing a quiver stream
+#   nanoarrow_consumer.c  nanoarrow validating every batch at full level
+#   header_check/         quiver.h next to nanoarrow.h and arrow/c/abi.h, C11 and C++20
+#   consumer.c under ASan+UBSan, and under valgrind
+# Every step prints PASS/FAIL/SKIPPED; the last line is the SUMMARY. Exit status is
+# non-zero when any step failed.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+QUIVER_VENV=${QUIVER_VENV:-$root/.venv}
+QUIVER_NANOARROW=${QUIVER_NANOARROW:-$root/.deps/nanoarrow}
+build=${QUIVER_C_BUILD:-$root/target/c-tests}
+CC=${CC:-gcc}
+CXX=${CXX:-g++}
+cd "$root"
+rm -rf "$build"
+mkdir -p "$build"
+
+passed=0 failed=0 skipped=0
+failures=()
+log="$build/steps.log"
+: >"$log"
+
+# step NAME CMD...: runs CMD, prints its output, counts the result.
+step() {
+  local name=$1; shift
+  echo "== $name"
+  echo "\$ $*" >>"$log"
+  if "$@"; then
+    echo "PASS: $name"
+    passed=$((passed + 1))
+    return 0
+  else
+    local rc=$?
+    echo "FAIL: $name (exit $rc)"
+    failed=$((failed + 1))
+    failures+=("$name")
+    return 1
+  fi
+}
+skip() {
+  echo "SKIPPED: $1"
+  skipped=$((skipped + 1))
+}
+
+WARN=(-Wall -Wextra -Wpedantic -Werror)
+
+# ---- the library, as installed ------------------------------------------------------
+prefix="$build/prefix"
+static_lib=""
+QCFLAGS=()
+QLIBS=()
+install_layout() {
+  bash scripts/install.sh "$prefix" || return 1
+  local f
+  for f in lib/libquiver.so lib/libquiver.a include/quiver.h lib/pkgconfig/quiver.pc; do
+    if [ ! -e "$prefix/$f" ]; then echo "missing $prefix/$f"; return 1; fi
+  done
+  export PKG_CONFIG_PATH="$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+  read -r -a QCFLAGS <<<"$(pkg-config --cflags quiver)" || return 1
+  read -r -a QLIBS <<<"$(pkg-config --libs quiver)" || return 1
+  echo "pkg-config --cflags --libs quiver: ${QCFLAGS[*]} ${QLIBS[*]}"
+  QLIBS+=("-Wl,-rpath,$prefix/lib")
+  static_lib="$prefix/lib/libquiver.a"
+}
+fallback_layout() {
+  echo "scripts/install.sh does not exist: using include/ and target/release/"
+  if [ ! -f include/quiver.h ]; then echo "missing include/quiver.h"; return 1; fi
+  if [ ! -f target/release/libquiver.so ]; then echo "missing target/release/libquiver.so"; return 1; fi
+  QCFLAGS=(-I"$root/include")
+  QLIBS=(-L"$root/target/release" -lquiver -Wl,-rpath,"$root/target/release")
+  static_lib="$root/target/release/libquiver.a"
+}
+soname_check() {
+  local so soname
+  so=$(readlink -f "$prefix/lib/libquiver.so")
+  soname=$(readelf -d "$so" | sed -n 's/.*Library soname: \[\(.*\)\].*/\1/p')
+  echo "soname of $so: ${soname:-<none>}"
+  case "$soname" in
+    libquiver.so.[0-9]*) ;;
+    *) echo "expected a versioned soname libquiver.so.N"; return 1 ;;
+  esac
+  [ -e "$prefix/lib/$soname" ] || { echo "$prefix/lib/$soname is missing"; return 1; }
+}
+
+if [ -f scripts/install.sh ]; then
+  step "install layout (scripts/install.sh $prefix, pkg-config)" install_layout && have_lib=1 || have_lib=0
+  if [ "$have_lib" = 1 ]; then step "installed libquiver.so has a versioned soname" soname_check; fi
+else
+  step "library layout (fallback: include/ + target/release/)" fallback_layout && have_lib=1 || have_lib=0
+fi
+
+if [ "$have_lib" != 1 ]; then
+  echo "SKIPPED: every consumer step: the library could not be found"
+  skipped=$((skipped + 1))
+  echo "SUMMARY $passed passed, $failed failed, $skipped skipped (no library)"
+  exit 1
+fi
+
+# compile OUT SRC... [-- EXTRA...]: C11 program against quiver.
+compile_c() {
+  local out=$1; shift
+  "$CC" -std=c11 -O1 -g "${WARN[@]}" "${QCFLAGS[@]}" "$@" -o "$out" "${QLIBS[@]}"
+}
+run() { echo "\$ $*"; "$@"; }
+
+# ---- 1. consumer.c, shared and static -----------------------------------------------
+if step "compile consumer.c (C11, shared libquiver)" compile_c "$build/consumer" "$here/consumer.c"; then
+  step "run consumer (shared)" run "$build/consumer"
+fi
+
+link_static() {
+  # only the archive: no -lquiver, so the shared object cannot be picked up
+  "$CC" -std=c11 -O1 -g "${WARN[@]}" "${QCFLAGS[@]}" "$here/consumer.c" -o "$build/consumer-static" \
+    "$static_lib" -lpthread -ldl -lm || return 1
+  if ldd "$build/consumer-static" | grep -q libquiver; then
+    echo "consumer-static still needs libquiver.so:"; ldd "$build/consumer-static"; return 1
+  fi
+}
+if [ -f "$static_lib" ]; then
+  if step "link consumer.c statically against libquiver.a (-lpthread -ldl -lm)" link_static; then
+    step "run consumer (static)" run "$build/consumer-static"
+  fi
+else
+  step "libquiver.a exists ($static_lib)" false
+fi
+
+# ---- 2. the README example ----------------------------------------------------------
+example_run() {
+  "$build/stream_example" | tee "$build/stream_example.out" || return 1
+  # the example prints one line per batch and a total; both must be there
+  grep -Eq '^batch [0-9]+: [0-9]+ rows$' "$build/stream_example.out" || { echo "no 'batch N: M rows' line"; return 1; }
+  grep -Eq '^total: [1-9][0-9]* rows in [1-9][0-9]* batches$' "$build/stream_example.out" || { echo "no total line"; return 1; }
+}
+if step "compile examples/c/stream_example.c" compile_c "$build/stream_example" "$root/examples/c/stream_example.c"; then
+  step "run stream_example" example_run
+fi
+
+# ---- 3. Arrow C++ -------------------------------------------------------------------
+py="$QUIVER_VENV/bin/python"
+pa_inc="" pa_lib=""
+if [ -x "$py" ] && "$py" -c 'import pyarrow' 2>/dev/null; then
+  pa_inc=$("$py" -c 'import pyarrow; print(pyarrow.get_include())')
+  pa_lib=$("$py" -c 'import pyarrow; print(pyarrow.get_library_dirs()[0])')
+fi
+compile_arrow_cpp() {
+  "$CXX" -std=c++20 -O1 -g -Wall -Wextra -Werror "${QCFLAGS[@]}" -I"$pa_inc" "$here/arrow_cpp_consumer.cc" \
+    -o "$build/arrow_cpp_consumer" "${QLIBS[@]}" -L"$pa_lib" -l:libarrow.so.2600 -Wl,-rpath,"$pa_lib"
+}
+if [ -n "$pa_inc" ] && [ -f "$pa_lib/libarrow.so.2600" ]; then
+  if step "compile arrow_cpp_consumer.cc (C++20, pyarrow's libarrow.so.2600)" compile_arrow_cpp; then
+    step "run arrow_cpp_consumer" run "$build/arrow_cpp_consumer"
+  fi
+else
+  skip "Arrow C++ consumer: pyarrow with libarrow.so.2600 not found in $QUIVER_VENV"
+fi
+
+# ---- 4. nanoarrow -------------------------------------------------------------------
+na_inc="$QUIVER_NANOARROW/include"
+na_src="$QUIVER_NANOARROW/src/nanoarrow.c"
+compile_nanoarrow() {
+  # nanoarrow.c is not -Wpedantic clean in every release; it is compiled apart
+  "$CC" -std=c11 -O1 -g -I"$na_inc" -c "$na_src" -o "$build/nanoarrow.o" || return 1
+  "$CC" -std=c11 -O1 -g "${WARN[@]}" "${QCFLAGS[@]}" -I"$na_inc" "$here/nanoarrow_consumer.c" "$build/nanoarrow.o" \
+    -o "$build/nanoarrow_consumer" "${QLIBS[@]}"
+}
+if [ -f "$na_inc/nanoarrow/nanoarrow.h" ] && [ -f "$na_src" ]; then
+  if step "compile nanoarrow_consumer.c with bundled nanoarrow.c" compile_nanoarrow; then
+    step "run nanoarrow_consumer" run "$build/nanoarrow_consumer"
+  fi
+else
+  skip "nanoarrow consumer: bundled nanoarrow not found in $QUIVER_NANOARROW"
+fi
+
+# ---- 5. header check ----------------------------------------------------------------
+hc="$here/header_check"
+header_tu() {
+  local tu=$1 lang=$2 inc=$3 obj
+  obj="$build/hc-$(basename "$tu" .c)-$lang.o"
+  if [ "$lang" = c11 ]; then
+    "$CC" -std=c11 "${WARN[@]}" "${QCFLAGS[@]}" -I"$inc" -c "$tu" -o "$obj"
+  else
+    "$CXX" -std=c++20 "${WARN[@]}" "${QCFLAGS[@]}" -I"$inc" -x c++ -c "$tu" -o "$obj"
+  fi
+}
+for tu in "$hc"/*.c; do
+  case "$(basename "$tu")" in
+    *nanoarrow*) inc="$na_inc"; have=$([ -f "$na_inc/nanoarrow/nanoarrow.h" ] && echo 1) ;;
+    *abi*) inc="$pa_inc"; have=$([ -n "$pa_inc" ] && [ -f "$pa_inc/arrow/c/abi.h" ] && echo 1) ;;
+    *) inc="$root"; have=1 ;;
+  esac
+  for lang in c11 c++20; do
+    if [ "$have" = 1 ]; then
+      step "header check $(basename "$tu") as $lang (-Wall -Wextra -Wpedantic -Werror)" header_tu "$tu" "$lang" "$inc"
+    else
+      skip "header check $(basename "$tu") as $lang: its other header is not installed"
+    fi
+  done
+done
+
+# ---- 6. sanitizers and valgrind -----------------------------------------------------
+compile_asan() {
+  compile_c "$build/consumer-asan" "$here/consumer.c" -fsanitize=address,undefined -fno-omit-frame-pointer \
+    -fno-sanitize-recover=undefined
+}
+# LeakSanitizer works for the Rust shared object too (its allocations go through malloc);
+# it needs ptrace, which some sandboxes forbid: then leaks are left to valgrind.
+run_asan() {
+  local leaks=1
+  if ! ASAN_OPTIONS=detect_leaks=1 "$build/consumer-asan" --quiet >/dev/null 2>"$build/asan-probe.err"; then
+    if grep -q 'LeakSanitizer does not work under ptrace\|LeakSanitizer has encountered a fatal error' "$build/asan-probe.err"; then
+      leaks=0
+      echo "note: LeakSanitizer cannot run here; detect_leaks=0, leaks are checked by valgrind"
+    fi
+  fi
+  echo "\$ ASAN_OPTIONS=detect_leaks=$leaks:abort_on_error=0:halt_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 $build/consumer-asan"
+  ASAN_OPTIONS=detect_leaks=$leaks:halt_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    "$build/consumer-asan"
+}
+if step "compile consumer.c with -fsanitize=address,undefined -fno-omit-frame-pointer" compile_asan; then
+  step "run consumer under ASan+UBSan" run_asan
+fi
+
+run_valgrind() {
+  valgrind --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
+    --log-file="$build/valgrind.log" "$build/consumer" --quiet
+  local rc=$?
+  tail -n 15 "$build/valgrind.log"
+  [ $rc -eq 0 ] || return $rc
+  grep -q 'ERROR SUMMARY: 0 errors' "$build/valgrind.log" || return 1
+  # "definitely lost: 0 bytes" / "indirectly lost: 0 bytes", or no leak summary at all
+  if grep -Eq '(definitely|indirectly) lost: [1-9]' "$build/valgrind.log"; then return 1; fi
+}
+if command -v valgrind >/dev/null && [ -x "$build/consumer" ]; then
+  step "run consumer under valgrind (0 errors, nothing definitely/indirectly lost)" run_valgrind
+elif [ -x "$build/consumer" ]; then
+  skip "valgrind run: valgrind is not installed"
+else
+  skip "valgrind run: consumer did not build"
+fi
+
+echo
+if [ "$failed" -gt 0 ]; then
+  echo "failed steps:"; printf '  %s\n' "${failures[@]}"
+fi
+echo "SUMMARY $passed passed, $failed failed, $skipped skipped (C/C++ consumer steps)"
+[ "$failed" -eq 0 ]
