@@ -1,0 +1,299 @@
+package org.quiver;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+/**
+ * A {@code QuiverWriter}. Create one with {@link #create}; close it ({@code quiver_writer_free})
+ * when done; batches already exported stay valid. A writer given to a {@link Fill} callback is
+ * borrowed from its stream: closing it does nothing.
+ *
+ * <p>Every method that calls a fallible C function throws {@link QuiverException} with the
+ * returned errno value and the writer's last error message when the call fails. Nodes are the
+ * pre-order field numbers of {@code docs/schema-text.md}.
+ *
+ * <p>A writer is not thread-safe; use it from one thread at a time.
+ */
+public final class Writer implements AutoCloseable {
+    private MemorySegment w;
+    private final boolean owned;
+    private MemorySegment stats;
+
+    Writer(MemorySegment w, boolean owned) {
+        this.w = w;
+        this.owned = owned;
+    }
+
+    /** {@code quiver_writer_new}: the schema is borrowed (copied); {@code opts} may be null for defaults. */
+    public static Writer create(SchemaView schema, Options opts) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment out = a.allocate(ADDRESS);
+            MemorySegment o = opts == null ? MemorySegment.NULL : opts.toNative(a);
+            int rc = (int) Quiver.WRITER_NEW.invokeExact(schema.segment(), o, out);
+            if (rc != 0) throw new QuiverException("quiver_writer_new", rc, Quiver.lastError());
+            return new Writer(out.get(ADDRESS, 0), true);
+        } catch (Throwable t) {
+            throw Quiver.rethrow(t);
+        }
+    }
+
+    /** A writer for a schema in the text form ({@code quiver_schema_parse}, then {@code quiver_writer_new}). */
+    public static Writer create(String schemaText, Options opts) {
+        SchemaView schema = SchemaView.parse(schemaText);
+        try {
+            return create(schema, opts);
+        } finally {
+            schema.release();
+        }
+    }
+
+    /** The {@code QuiverWriter*}. */
+    public MemorySegment pointer() { return live(); }
+
+    private MemorySegment live() {
+        if (w == null) throw new IllegalStateException("quiver: writer is closed");
+        return w;
+    }
+
+    private void check(int rc, String function) {
+        if (rc != 0) throw new QuiverException(function, rc, lastError());
+    }
+
+    /** {@code quiver_writer_last_error}: message of the last failure on this writer, or null. */
+    public String lastError() {
+        try {
+            return Quiver.cString((MemorySegment) Quiver.WRITER_LAST_ERROR.invokeExact(live()));
+        } catch (Throwable t) {
+            throw Quiver.rethrow(t);
+        }
+    }
+
+    /** {@code quiver_writer_set_error}: the message a failing fill callback reports. */
+    public void setError(String message) {
+        int rc;
+        try (Arena a = Arena.ofConfined()) {
+            rc = (int) Quiver.WRITER_SET_ERROR.invokeExact(live(), a.allocateFrom(message == null ? "" : message));
+        } catch (Throwable t) {
+            throw Quiver.rethrow(t);
+        }
+        check(rc, "quiver_writer_set_error");
+    }
+
+    // ---- row path
+
+    public void appendNull(int node) {
+        int rc;
+        try { rc = (int) Quiver.APPEND_NULL.invokeExact(live(), node); } catch (Throwable t) { throw Quiver.rethrow(t); }
+        check(rc, "quiver_append_null");
+    }
+
+    public void appendBool(int node, boolean v) {
+        int rc;
+        try { rc = (int) Quiver.APPEND_BOOL.invokeExact(live(), node, v); } catch (Throwable t) { throw Quiver.rethrow(t); }
+        check(rc, "quiver_append_bool");
+    }
+
+    public void appendI8(int node, byte v) {
+        int rc;
+        try { rc = (int) Quiver.APPEND_I8.invokeExact(live(), node, v); } catch (Throwable t) { throw Quiver.rethrow(t); }
+        check(rc, "quiver_append_i8");
+    }
+
+    public void appendI16(int node, short v) {
+        int rc;
+        try { rc = (int) Quiver.APPEND_I16.invokeExact(live(), node, v); } catch (Throwable t) { throw Quiver.rethrow(t); }
+        check(rc, "quiver_append_i16");
+    }
+
+    public void appendI32(int node, int v) {
+        int rc;
+        try { rc = (int) Quiver.APPEND_I32.invokeExact(live(), node, v); } catch (Throwable t) { throw Quiver.rethrow(t); }
+        check(rc, "quiver_append_i32");
+    }
+
+    public void appendI64(int node, long v) {
+        int rc;
+        try { rc = (int) Quiver.APPEND_I64.invokeExact(live(), node, v); } catch (Throwable t) { throw Quiver.rethrow(t); }
+        check(rc, "quiver_append_i64");
+    }
+
+    /** uint8_t: the low 8 bits of {@code v}. */
+    public void appendU8(int node, int v) {
+        int rc;
+        try { rc = (int) Quiver.APPEND_U8.invokeExact(live(), node, (byte) v); } catch (Throwable t) { throw Quiver.rethrow(t); }
+        check(rc, "quiver_append_u8");
+    }
+
+    /** uint16_t: the low 16 bits of {@code v} (also float16 raw bits). */
+    public void appendU16(int node, int v) {
+        int rc;
+        try { rc = (int) Quiver.APPEND_U16.invokeExact(live(), node, (short) v); } catch (Throwable t) { throw Quiver.rethrow(t); }
+        check(rc, "quiver_append_u16");
+    }
+
+    /** uint32_t: the low 32 bits of {@code v}. */
+    public void appendU32(int node, long v) {
+        int rc;
+        try { rc = (int) Quiver.APPEND_U32.invokeExact(live(), node, (int) v); } catch (Throwable t) { throw Quiver.rethrow(t); }
+        check(rc, "quiver_append_u32");
+    }
+
+    /** uint64_t: the bits of {@code v} (read it with {@link Long#toUnsignedString}). */
+    public void appendU64(int node, long v) {
+        int rc;
+        try { rc = (int) Quiver.APPEND_U64.invokeExact(live(), node, v); } catch (Throwable t) { throw Quiver.rethrow(t); }
+        check(rc, "quiver_append_u64");
+    }
+
+    public void appendF32(int node, float v) {
+        int rc;
+        try { rc = (int) Quiver.APPEND_F32.invokeExact(live(), node, v); } catch (Throwable t) { throw Quiver.rethrow(t); }
+        check(rc, "quiver_append_f32");
+    }
+
+    public void appendF64(int node, double v) {
+        int rc;
+        try { rc = (int) Quiver.APPEND_F64.invokeExact(live(), node, v); } catch (Throwable t) { throw Quiver.rethrow(t); }
+        check(rc, "quiver_append_f64");
+    }
+
+    /** {@code quiver_append_bytes} of a native or heap segment (utf8, binary, fixed-size binary). */
+    public void appendBytes(int node, MemorySegment data) {
+        int rc;
+        try { rc = (int) Quiver.APPEND_BYTES.invokeExact(live(), node, data, data.byteSize()); } catch (Throwable t) { throw Quiver.rethrow(t); }
+        check(rc, "quiver_append_bytes");
+    }
+
+    /** {@code quiver_append_bytes} of a byte array, passed without a copy. */
+    public void appendBytes(int node, byte[] data) { appendBytes(node, MemorySegment.ofArray(data)); }
+
+    /** {@code quiver_append_bytes} of the UTF-8 encoding of {@code s}. */
+    public void appendString(int node, String s) { appendBytes(node, s.getBytes(StandardCharsets.UTF_8)); }
+
+    /** {@code quiver_append_decimal}: little-endian two's complement unscaled value. */
+    public void appendDecimal(int node, byte[] leBytes) {
+        int rc;
+        try {
+            rc = (int) Quiver.APPEND_DECIMAL.invokeExact(live(), node, MemorySegment.ofArray(leBytes), (long) leBytes.length);
+        } catch (Throwable t) {
+            throw Quiver.rethrow(t);
+        }
+        check(rc, "quiver_append_decimal");
+    }
+
+    /** Start one list / struct / map (entry) value. */
+    public void begin(int node) {
+        int rc;
+        try { rc = (int) Quiver.BEGIN.invokeExact(live(), node); } catch (Throwable t) { throw Quiver.rethrow(t); }
+        check(rc, "quiver_begin");
+    }
+
+    public void end(int node) {
+        int rc;
+        try { rc = (int) Quiver.END.invokeExact(live(), node); } catch (Throwable t) { throw Quiver.rethrow(t); }
+        check(rc, "quiver_end");
+    }
+
+    /** Commit the row: every top-level column has one value. */
+    public void endRow() {
+        int rc;
+        try { rc = (int) Quiver.END_ROW.invokeExact(live()); } catch (Throwable t) { throw Quiver.rethrow(t); }
+        check(rc, "quiver_end_row");
+    }
+
+    /** Drop the uncommitted part of the row. */
+    public void abortRow() {
+        int rc;
+        try { rc = (int) Quiver.ABORT_ROW.invokeExact(live()); } catch (Throwable t) { throw Quiver.rethrow(t); }
+        check(rc, "quiver_abort_row");
+    }
+
+    // ---- column path
+
+    /**
+     * {@code quiver_write_column}: a whole top-level fixed-width column of {@code length} rows.
+     * {@code values} and {@code validity} (LSB-first bitmap; {@link MemorySegment#NULL} = all
+     * valid) must be native segments.
+     */
+    public void writeColumn(int node, MemorySegment values, MemorySegment validity, long length) {
+        int rc;
+        try {
+            rc = (int) Quiver.WRITE_COLUMN.invokeExact(live(), node, values,
+                    validity == null ? MemorySegment.NULL : validity, length);
+        } catch (Throwable t) {
+            throw Quiver.rethrow(t);
+        }
+        check(rc, "quiver_write_column");
+    }
+
+    /** {@code quiver_write_array}: copy an Arrow array of the node's type (both borrowed). */
+    public void writeArray(int node, ArrayView array, SchemaView schema) {
+        int rc;
+        try {
+            rc = (int) Quiver.WRITE_ARRAY.invokeExact(live(), node, array.segment(), schema.segment());
+        } catch (Throwable t) {
+            throw Quiver.rethrow(t);
+        }
+        check(rc, "quiver_write_array");
+    }
+
+    // ---- batches
+
+    /** {@code quiver_writer_finish} into {@code out}; the caller must {@link ArrayView#release()} it. */
+    public void finish(ArrayView out) {
+        int rc;
+        try { rc = (int) Quiver.WRITER_FINISH.invokeExact(live(), out.segment()); } catch (Throwable t) { throw Quiver.rethrow(t); }
+        check(rc, "quiver_writer_finish");
+    }
+
+    /** {@code quiver_writer_finish} into a struct allocated in {@code arena}. */
+    public ArrayView finish(Arena arena) {
+        ArrayView out = ArrayView.allocate(arena);
+        finish(out);
+        return out;
+    }
+
+    /** {@code quiver_writer_finish} into a GC-managed struct (the batch itself still needs release). */
+    public ArrayView finish() { return finish(Arena.ofAuto()); }
+
+    /** {@code quiver_writer_export_schema}; the caller must release it. */
+    public SchemaView exportSchema() {
+        SchemaView out = SchemaView.allocate(Arena.ofAuto());
+        int rc;
+        try { rc = (int) Quiver.WRITER_EXPORT_SCHEMA.invokeExact(live(), out.segment()); } catch (Throwable t) { throw Quiver.rethrow(t); }
+        check(rc, "quiver_writer_export_schema");
+        return out;
+    }
+
+    /** {@code quiver_writer_rows}: committed rows in the current batch. */
+    public long rows() {
+        try { return (long) Quiver.WRITER_ROWS.invokeExact(live()); } catch (Throwable t) { throw Quiver.rethrow(t); }
+    }
+
+    /** {@code quiver_writer_stats}. */
+    public Stats stats() {
+        if (stats == null) stats = Arena.ofAuto().allocate(Stats.SIZE, 8);
+        int rc;
+        try { rc = (int) Quiver.WRITER_STATS.invokeExact(live(), stats); } catch (Throwable t) { throw Quiver.rethrow(t); }
+        check(rc, "quiver_writer_stats");
+        return new Stats(stats.get(JAVA_LONG, 0), stats.get(JAVA_LONG, 8), stats.get(JAVA_LONG, 16),
+                stats.get(JAVA_LONG, 24), stats.get(JAVA_LONG, 32));
+    }
+
+    /** Ends a borrowed writer's use (after its fill callback returned). */
+    void invalidate() { w = null; }
+
+    /** {@code quiver_writer_free} for an owned writer; a borrowed one is left to its stream. */
+    @Override
+    public void close() {
+        if (w == null) return;
+        MemorySegment p = w;
+        w = null;
+        if (!owned) return;
+        try { Quiver.WRITER_FREE.invokeExact(p); } catch (Throwable t) { throw Quiver.rethrow(t); }
+    }
+}
