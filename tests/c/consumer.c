@@ -1520,7 +1520,7 @@ static void gen_reuse(int col, int64_t r, Val *v) {
       }
       break;
     case R_BIG: {
-      uint8_t b[16];
+      uint8_t b[32];
       size_t n = (size_t)((uint64_t)q % 16) + 1;
       for (size_t k = 0; k < n; k++) b[k] = (uint8_t)(r + (int64_t)k);
       set_bytes(v, b, n);
