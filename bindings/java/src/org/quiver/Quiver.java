@@ -79,10 +79,20 @@ public final class Quiver {
         if (sym.isPresent()) return LINKER.downcallHandle(sym.get(), fd, options);
         MISSING.add(name);
         MethodType type = fd.toMethodType();
-        MethodHandle thrower = MethodHandles.throwException(type.returnType(), UnsupportedOperationException.class);
-        thrower = MethodHandles.insertArguments(thrower, 0,
-                new UnsupportedOperationException("quiver: libquiver.so does not export " + name));
-        return MethodHandles.dropArguments(thrower, 0, type.parameterList());
+        try {
+            MethodHandle thrower = MethodHandles.lookup().findStatic(Quiver.class, "missing",
+                    MethodType.methodType(void.class, String.class));
+            thrower = MethodHandles.insertArguments(thrower, 0, name);
+            // void -> the function's return type (a zero that is never returned).
+            thrower = MethodHandles.explicitCastArguments(thrower, MethodType.methodType(type.returnType()));
+            return MethodHandles.dropArguments(thrower, 0, type.parameterList());
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private static void missing(String name) {
+        throw new UnsupportedOperationException("quiver: libquiver.so does not export " + name);
     }
 
     /** Handle for calling a C function pointer: the pointer is the first argument. */
