@@ -1,1 +1,21 @@
-pub fn hello() {}
+//! quiver: rows or columns to Apache Arrow record batches, handed out over
+//! the Arrow C Data and C Stream interfaces, with recycled buffers and bytes
+//! that never depend on what memory held before.
+//!
+//! See `README.md` for an overview and `docs/ffi.md` for the ownership
+//! contract.
+
+mod buffer;
+mod columns;
+pub mod error;
+mod node;
+pub mod schema_text;
+mod writer;
+
+pub use error::{ErrorCode, QuiverError, Result};
+pub use schema_text::parse_schema;
+pub use writer::{ArrowWriter, WriterOptions, WriterStats};
+pub mod export;
+pub mod stream;
+pub use export::{export_array, live_arrays};
+pub use stream::{BatchSource, Step, WriterStream, export_stream};

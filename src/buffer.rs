@@ -1,0 +1,178 @@
+//! The buffer life cycle (DESIGN.md §2): one [`Slot`] per buffer of every node.
+//!
+//! A slot holds the mutable buffer of the batch being written and the writer's
+//! own handles on the buffers of its last few finished batches (the retain
+//! ring). A retained buffer is reused only when `Buffer::into_mutable`
+//! succeeds, which is arrow's atomic "this is the last reference" test.
+
+use std::collections::VecDeque;
+
+use arrow_buffer::{Buffer, MutableBuffer};
+
+/// Counters of the buffer life cycle, shared by all slots of a writer.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Counters {
+    pub buffers_reused: u64,
+    pub buffers_allocated: u64,
+    pub bytes_allocated: u64,
+}
+
+/// How a slot's memory must look when a batch starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fill {
+    /// Validity and boolean bitmaps: the whole reserved part is zeroed and
+    /// becomes the buffer's length; bits are set in place.
+    ZeroedBits,
+    /// Offsets: the reserved part is zeroed, then the length is reset to 0
+    /// and entries are pushed.
+    ZeroedPush,
+    /// Values and data: not zeroed (every slot is written); pushed.
+    Push,
+}
+
+#[derive(Debug)]
+pub(crate) struct Slot {
+    pub buf: MutableBuffer,
+    ring: VecDeque<Buffer>,
+    /// Bytes the previous batch used: the capacity hint for a new buffer.
+    last_used: usize,
+}
+
+impl Default for Slot {
+    fn default() -> Self {
+        Slot { buf: MutableBuffer::new(0), ring: VecDeque::new(), last_used: 0 }
+    }
+}
+
+impl Slot {
+    /// Gets the buffer for the next batch: a released one from the ring if
+    /// any, else a new allocation; then reserves `min_bytes` and zeroes what
+    /// `fill` says.
+    pub fn start(&mut self, min_bytes: usize, fill: Fill, recycle: bool, counters: &mut Counters) {
+        let want = min_bytes.max(self.last_used);
+        let mut reclaimed = None;
+        if recycle {
+            for _ in 0..self.ring.len() {
+                let held = self.ring.pop_front().expect("ring length checked");
+                match held.into_mutable() {
+                    Ok(buf) if reclaimed.is_none() => reclaimed = Some(buf),
+                    Ok(buf) => self.ring.push_back(buf.into()),
+                    Err(held) => self.ring.push_back(held),
+                }
+            }
+        }
+        let mut buf = match reclaimed {
+            Some(mut buf) => {
+                counters.buffers_reused += 1;
+                buf.truncate(0);
+                if buf.capacity() < want {
+                    let before = buf.capacity();
+                    buf.reserve(want);
+                    counters.bytes_allocated += (buf.capacity() - before) as u64;
+                }
+                buf
+            }
+            None => {
+                let buf = MutableBuffer::with_capacity(want);
+                counters.buffers_allocated += 1;
+                counters.bytes_allocated += buf.capacity() as u64;
+                buf
+            }
+        };
+        match fill {
+            Fill::ZeroedBits => buf.resize(min_bytes, 0),
+            Fill::ZeroedPush => {
+                buf.resize(min_bytes, 0);
+                buf.truncate(0);
+            }
+            Fill::Push => {}
+        }
+        self.buf = buf;
+    }
+
+    /// Freezes the current buffer (zero copy) at `len` bytes, keeps a handle
+    /// in the ring (when recycling) and returns the buffer for the batch.
+    pub fn finish(&mut self, len: usize, recycle: bool, retain: usize) -> Buffer {
+        let mut buf = std::mem::replace(&mut self.buf, MutableBuffer::new(0));
+        buf.resize(len, 0);
+        self.last_used = len;
+        let frozen: Buffer = buf.into();
+        if recycle && retain > 0 {
+            self.ring.push_back(frozen.clone());
+            while self.ring.len() > retain {
+                self.ring.pop_front();
+            }
+        }
+        frozen
+    }
+
+    /// Bytes held in the ring for reuse right now.
+    pub fn retained_bytes(&self) -> u64 {
+        self.ring.iter().map(|b| b.capacity() as u64).sum()
+    }
+
+    // ---- writing helpers -------------------------------------------------
+
+    #[inline]
+    pub fn set_bit(&mut self, i: usize) {
+        let byte = i >> 3;
+        if byte >= self.buf.len() {
+            self.grow_bits(byte + 1);
+        }
+        self.buf.as_slice_mut()[byte] |= 1 << (i & 7);
+    }
+
+    /// Makes sure bits `0..n` are addressable (zero-extending).
+    #[inline]
+    pub fn ensure_bits(&mut self, n: usize) {
+        let bytes = n.div_ceil(8);
+        if bytes > self.buf.len() {
+            self.grow_bits(bytes);
+        }
+    }
+
+    #[cold]
+    fn grow_bits(&mut self, bytes: usize) {
+        let new_len = bytes.max(self.buf.len() * 2);
+        self.buf.resize(new_len, 0);
+    }
+
+    /// Clears bits `from..to` (rolling back an uncommitted part).
+    pub fn clear_bits(&mut self, from: usize, to: usize) {
+        let slice = self.buf.as_slice_mut();
+        for i in from..to {
+            let byte = i >> 3;
+            if byte >= slice.len() {
+                break;
+            }
+            slice[byte] &= !(1 << (i & 7));
+        }
+    }
+
+    /// Copies `len` bits of `src` starting at bit `src_offset` to bit `at`;
+    /// returns how many of them are zero.
+    pub fn copy_bits(&mut self, at: usize, src: &[u8], src_offset: usize, len: usize) -> usize {
+        self.ensure_bits(at + len);
+        arrow_buffer::bit_mask::set_bits(self.buf.as_slice_mut(), src, at, src_offset, len)
+    }
+
+    /// Sets bits `at..at + len`.
+    pub fn set_bits_range(&mut self, at: usize, len: usize) {
+        self.ensure_bits(at + len);
+        let slice = self.buf.as_slice_mut();
+        let mut i = at;
+        let end = at + len;
+        while i < end && i & 7 != 0 {
+            slice[i >> 3] |= 1 << (i & 7);
+            i += 1;
+        }
+        while i + 8 <= end {
+            slice[i >> 3] = 0xFF;
+            i += 8;
+        }
+        while i < end {
+            slice[i >> 3] |= 1 << (i & 7);
+            i += 1;
+        }
+    }
+}

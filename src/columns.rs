@@ -1,0 +1,350 @@
+//! The column path: bulk copies of whole top-level columns from native slices
+//! or from any arrow array, with zeros under every null (DESIGN.md §2 rule 6).
+
+use arrow_array::Array;
+use arrow_buffer::bit_chunk_iterator::BitChunks;
+use arrow_buffer::bit_iterator::BitSliceIterator;
+use arrow_buffer::{ArrowNativeType, i256};
+use arrow_data::ArrayData;
+
+use crate::error::{QuiverError, Result};
+use crate::node::Kind;
+use crate::writer::{ArrowWriter, last_offset, overflow, push_offset};
+
+/// Source validity: a bitmap and the bit where the copied range starts.
+#[derive(Clone, Copy)]
+struct Bits<'a> {
+    bytes: &'a [u8],
+    offset: usize,
+}
+
+impl Bits<'_> {
+    fn count_zeros(&self, len: usize) -> usize {
+        len - BitChunks::new(self.bytes, self.offset, len).iter_padded().map(|c| c.count_ones() as usize).sum::<usize>()
+    }
+}
+
+/// Calls `f(start, end, valid)` for each run of equal validity in `0..len`.
+fn for_each_run(bits: Option<Bits>, len: usize, mut f: impl FnMut(usize, usize, bool) -> Result<()>) -> Result<()> {
+    let Some(bits) = bits else {
+        return if len > 0 { f(0, len, true) } else { Ok(()) };
+    };
+    let mut at = 0;
+    for (s, e) in BitSliceIterator::new(bits.bytes, bits.offset, len) {
+        if s > at {
+            f(at, s, false)?;
+        }
+        f(s, e, true)?;
+        at = e;
+    }
+    if at < len {
+        f(at, len, false)?;
+    }
+    Ok(())
+}
+
+/// Calls `f(i)` for every zero bit in `0..len`.
+fn for_each_zero(bits: Bits, len: usize, mut f: impl FnMut(usize)) {
+    let chunks = BitChunks::new(bits.bytes, bits.offset, len);
+    let mut base = 0;
+    for chunk in chunks.iter() {
+        let mut zeros = !chunk;
+        while zeros != 0 {
+            f(base + zeros.trailing_zeros() as usize);
+            zeros &= zeros - 1;
+        }
+        base += 64;
+    }
+    let rem = chunks.remainder_len();
+    if rem > 0 {
+        let mut zeros = !chunks.remainder_bits() & ((1u64 << rem) - 1);
+        while zeros != 0 {
+            f(base + zeros.trailing_zeros() as usize);
+            zeros &= zeros - 1;
+        }
+    }
+}
+
+impl ArrowWriter {
+    /// Checks that `node` is a top-level column the column path may write now.
+    fn column_target(&mut self, node: usize, call: &str) -> Result<()> {
+        self.ensure_started();
+        let Some(n) = self.nodes.get(node) else {
+            return Err(self.unknown_node(call, node));
+        };
+        if n.parent.is_some() {
+            return Err(QuiverError::invalid(format!(
+                "{call}: {} is not a top-level column",
+                n.describe(node)
+            )));
+        }
+        if let Some(&o) = self.open.last() {
+            return Err(QuiverError::invalid(format!(
+                "{call}: {} is open: end it (or abort_row) first",
+                self.nodes[o].describe(o)
+            )));
+        }
+        Ok(())
+    }
+
+    /// Runs one column write; on failure the column is cut back to where it
+    /// was, so nothing else changes. When every top-level column then has the
+    /// same length, those rows are committed.
+    fn column_write(&mut self, node: usize, write: impl FnOnce(&mut Self) -> Result<()>) -> Result<()> {
+        let range = node..self.subtree_end[node];
+        let before: Vec<(usize, usize)> = self.nodes[range.clone()].iter().map(|n| (n.len, n.null_count)).collect();
+        if let Err(e) = write(self) {
+            for (i, (len, nulls)) in range.zip(before) {
+                self.truncate_node(i, len, nulls);
+            }
+            return Err(e);
+        }
+        let len = self.nodes[self.top[0]].len;
+        if len > self.rows && self.top.iter().all(|&c| self.nodes[c].len == len) {
+            self.rows = len;
+            self.commit();
+        }
+        Ok(())
+    }
+
+    /// Appends a whole column of a fixed-width type from a native slice.
+    /// `validity` is an LSB-first bitmap of `values.len()` bits (`None`: all
+    /// valid). Null slots get zero values whatever `values` holds there.
+    pub fn write_column<T: ArrowNativeType>(&mut self, node: usize, values: &[T], validity: Option<&[u8]>) -> Result<()> {
+        let bytes: &[u8] = arrow_buffer::ToByteSlice::to_byte_slice(values);
+        if let Some(Kind::Fixed { width }) = self.nodes.get(node).map(|n| n.kind) {
+            if width != std::mem::size_of::<T>() {
+                return Err(QuiverError::invalid(format!(
+                    "write_column: {} has {width}-byte values, the slice has {}-byte values",
+                    self.nodes[node].describe(node),
+                    std::mem::size_of::<T>()
+                )));
+            }
+        }
+        self.write_column_bytes(node, bytes, validity, values.len())
+    }
+
+    /// Appends `length` rows to a top-level fixed-width or boolean column
+    /// from raw little-endian bytes (`length * width` bytes; for boolean an
+    /// LSB-first bitmap of `length` bits).
+    pub fn write_column_bytes(&mut self, node: usize, values: &[u8], validity: Option<&[u8]>, length: usize) -> Result<()> {
+        const CALL: &str = "write_column";
+        self.column_target(node, CALL)?;
+        let n = &self.nodes[node];
+        let need = match n.kind {
+            Kind::Fixed { width } => length * width,
+            Kind::Bool => length.div_ceil(8),
+            _ => {
+                return Err(QuiverError::invalid(format!(
+                    "{CALL}: {} is not a fixed-width column: use write_array",
+                    n.describe(node)
+                )))
+            }
+        };
+        if values.len() < need {
+            return Err(QuiverError::invalid(format!(
+                "{CALL}: {}: {length} rows need {need} bytes of values, got {}",
+                n.describe(node),
+                values.len()
+            )));
+        }
+        if let Some(v) = validity {
+            if v.len() < length.div_ceil(8) {
+                return Err(QuiverError::invalid(format!(
+                    "{CALL}: {}: {length} rows need {} bytes of validity, got {}",
+                    n.describe(node),
+                    length.div_ceil(8),
+                    v.len()
+                )));
+            }
+        }
+        let bits = validity.map(|bytes| Bits { bytes, offset: 0 });
+        self.column_write(node, |w| w.copy_fixed(node, CALL, values, 0, bits, length))
+    }
+
+    /// Appends a whole top-level column copied from `array` (any arrow array
+    /// of the column's type, sliced ones included). Null slots get zeros.
+    pub fn write_array(&mut self, node: usize, array: &dyn Array) -> Result<()> {
+        self.write_array_data(node, &array.to_data())
+    }
+
+    pub(crate) fn write_array_data(&mut self, node: usize, data: &ArrayData) -> Result<()> {
+        const CALL: &str = "write_array";
+        self.column_target(node, CALL)?;
+        let n = &self.nodes[node];
+        if !n.field.data_type().equals_datatype(data.data_type()) {
+            return Err(QuiverError::invalid(format!(
+                "{CALL}: {} cannot take an array of type {}",
+                n.describe(node),
+                data.data_type()
+            )));
+        }
+        self.column_write(node, |w| w.copy_data(node, data, 0, data.len()))
+    }
+
+    /// Validity of `data` for its logical rows `start..`.
+    fn bits_of(data: &ArrayData, start: usize) -> Option<Bits<'_>> {
+        data.nulls().filter(|n| n.null_count() > 0).map(|n| Bits { bytes: n.validity(), offset: n.offset() + start })
+    }
+
+    /// Copies `count` validity bits into `node` (all valid when `bits` is None)
+    /// and checks a non-nullable node gets no null.
+    fn copy_validity(&mut self, node: usize, call: &str, bits: Option<Bits>, count: usize) -> Result<()> {
+        let n = &mut self.nodes[node];
+        let at = n.len;
+        match (&mut n.validity, bits) {
+            (Some(v), Some(b)) => n.null_count += v.copy_bits(at, b.bytes, b.offset, count),
+            (Some(v), None) => v.set_bits_range(at, count),
+            (None, Some(b)) => {
+                let nulls = b.count_zeros(count);
+                if nulls > 0 {
+                    return Err(QuiverError::invalid(format!(
+                        "{call}: {} is not nullable but the input has {nulls} nulls",
+                        n.describe(node)
+                    )));
+                }
+            }
+            (None, None) => {}
+        }
+        Ok(())
+    }
+
+    /// Fixed-width (and boolean) values `start..start+count` of `values`.
+    fn copy_fixed(&mut self, node: usize, call: &str, values: &[u8], start: usize, bits: Option<Bits>, count: usize) -> Result<()> {
+        self.copy_validity(node, call, bits, count)?;
+        let n = &mut self.nodes[node];
+        let at = n.len;
+        match n.kind {
+            Kind::Bool => {
+                let slot = n.values.as_mut().expect("bool values");
+                slot.copy_bits(at, values, start, count);
+                if let Some(b) = bits {
+                    let slice = slot.buf.as_slice_mut();
+                    for_each_zero(b, count, |i| slice[(at + i) >> 3] &= !(1 << ((at + i) & 7)));
+                }
+            }
+            Kind::Fixed { width } => {
+                let precision = n.decimal_precision;
+                let slot = n.values.as_mut().expect("fixed values");
+                let base = slot.buf.len();
+                slot.buf.extend_from_slice(&values[start * width..(start + count) * width]);
+                if let Some(b) = bits {
+                    let slice = slot.buf.as_slice_mut();
+                    for_each_zero(b, count, |i| slice[base + i * width..base + (i + 1) * width].fill(0));
+                }
+                if let Some(p) = precision {
+                    if let Some(bad) = first_over_precision(&slot.buf.as_slice()[base..], width, p) {
+                        let what = n.describe(node);
+                        return Err(QuiverError::new(
+                            crate::error::ErrorCode::OutOfRange,
+                            format!("{call}: {what}: row {bad} does not fit precision {p}"),
+                        ));
+                    }
+                }
+            }
+            _ => unreachable!("copy_fixed on a non-fixed node"),
+        }
+        n.len += count;
+        Ok(())
+    }
+
+    /// Copies logical rows `start..start+count` of `data` into `node`.
+    fn copy_data(&mut self, node: usize, data: &ArrayData, start: usize, count: usize) -> Result<()> {
+        const CALL: &str = "write_array";
+        let bits = Self::bits_of(data, start);
+        let off = data.offset() + start;
+        let kind = self.nodes[node].kind;
+        match kind {
+            Kind::Null => {
+                self.nodes[node].len += count;
+                self.nodes[node].null_count += count;
+                return Ok(());
+            }
+            Kind::Bool => return self.copy_fixed(node, CALL, data.buffers()[0].as_slice(), off, bits, count),
+            Kind::Fixed { .. } => {
+                return self.copy_fixed(node, CALL, data.buffers()[0].as_slice(), off, bits, count);
+            }
+            _ => {}
+        }
+        self.copy_validity(node, CALL, bits, count)?;
+        match kind {
+            Kind::Var { large, .. } | Kind::List { large } => {
+                let src = data.buffers()[0].as_slice();
+                let src_offset = |i: usize| -> usize {
+                    if large {
+                        i64::from_le_bytes(src[i * 8..i * 8 + 8].try_into().expect("8 bytes")) as usize
+                    } else {
+                        i32::from_le_bytes(src[i * 4..i * 4 + 4].try_into().expect("4 bytes")) as usize
+                    }
+                };
+                let width = if large { 8 } else { 4 };
+                let child = self.nodes[node].children.first().copied();
+                for_each_run(bits, count, |s, e, valid| {
+                    let n = &mut self.nodes[node];
+                    let offsets = n.values.as_mut().expect("offsets");
+                    let base = last_offset(offsets, width);
+                    if !valid {
+                        for _ in s..e {
+                            push_offset(offsets, width, base);
+                        }
+                        return Ok(());
+                    }
+                    let (first, last) = (src_offset(off + s), src_offset(off + e));
+                    let end = base + (last - first);
+                    if !large && end > i32::MAX as usize {
+                        let what = n.describe(node);
+                        return Err(overflow(CALL, &what, end));
+                    }
+                    for i in off + s + 1..=off + e {
+                        push_offset(offsets, width, base + src_offset(i) - first);
+                    }
+                    match child {
+                        None => n.data.as_mut().expect("var data").buf.extend_from_slice(&data.buffers()[1].as_slice()[first..last]),
+                        Some(c) => self.copy_data(c, &data.child_data()[0], first, last - first)?,
+                    }
+                    Ok(())
+                })?;
+            }
+            Kind::FixedList { size } => {
+                let child = self.nodes[node].children[0];
+                for_each_run(bits, count, |s, e, valid| {
+                    if valid {
+                        self.copy_data(child, &data.child_data()[0], (off + s) * size, (e - s) * size)
+                    } else {
+                        self.fill_null(child, (e - s) * size);
+                        Ok(())
+                    }
+                })?;
+            }
+            Kind::Struct => {
+                let children = self.nodes[node].children.clone();
+                for_each_run(bits, count, |s, e, valid| {
+                    for (i, &c) in children.iter().enumerate() {
+                        if valid {
+                            self.copy_data(c, &data.child_data()[i], off + s, e - s)?;
+                        } else {
+                            self.fill_null(c, e - s);
+                        }
+                    }
+                    Ok(())
+                })?;
+            }
+            Kind::Null | Kind::Bool | Kind::Fixed { .. } => unreachable!("handled above"),
+        }
+        self.nodes[node].len += count;
+        Ok(())
+    }
+}
+
+/// Index of the first decimal value in `values` (little-endian, `width`
+/// bytes each) whose magnitude needs more than `precision` digits.
+fn first_over_precision(values: &[u8], width: usize, precision: u8) -> Option<usize> {
+    let limit = i256::from_i128(10).wrapping_pow(precision as u32);
+    values.chunks_exact(width).position(|v| {
+        let fill = if v[width - 1] & 0x80 != 0 { 0xFF } else { 0 };
+        let mut le = [fill; 32];
+        le[..width].copy_from_slice(v);
+        let x = i256::from_le_bytes(le);
+        x >= limit || x <= limit.wrapping_neg()
+    })
+}

@@ -1,0 +1,760 @@
+//! [`ArrowWriter`]: the row path, finishing batches, statistics.
+
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions, make_array};
+use arrow_buffer::i256;
+use arrow_data::{ArrayData, ArrayDataBuilder};
+use arrow_schema::{DataType, SchemaRef};
+
+use crate::buffer::{Counters, Fill, Slot};
+use crate::error::{ErrorCode, QuiverError, Result};
+use crate::node::{Input, Kind, Node, build_nodes};
+
+/// Options of a writer; start from `WriterOptions::default()`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriterOptions {
+    /// Row capacity of a batch: reserved before the row path writes, and the
+    /// `max_rows` a stream asks its fill closure for. Default 8192.
+    pub batch_rows: usize,
+    /// Reuse released buffers of earlier batches. Default true.
+    pub recycle: bool,
+    /// Batches whose buffers stay reclaimable (the retain ring). Default 3.
+    pub retain: usize,
+    /// Check that utf8 appends are valid UTF-8. Default true.
+    pub validate_utf8: bool,
+}
+
+impl Default for WriterOptions {
+    fn default() -> Self {
+        WriterOptions { batch_rows: 8192, recycle: true, retain: 3, validate_utf8: true }
+    }
+}
+
+/// Counters of a writer (DESIGN.md §2 rule 8).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriterStats {
+    /// Batches finished.
+    pub batches: u64,
+    /// Buffers taken back after their consumer released them.
+    pub buffers_reused: u64,
+    /// Buffers newly allocated.
+    pub buffers_allocated: u64,
+    /// Bytes newly allocated (new buffers and growth of reused ones).
+    pub bytes_allocated: u64,
+    /// Bytes of earlier batches' buffers the writer holds for reuse right now.
+    pub bytes_retained: u64,
+}
+
+/// Writes rows or columns into Arrow record batches, recycling the buffers
+/// of earlier batches once their consumers have released them.
+#[derive(Debug)]
+pub struct ArrowWriter {
+    pub(crate) schema: SchemaRef,
+    pub(crate) nodes: Vec<Node>,
+    /// Node numbers of the top-level columns.
+    pub(crate) top: Vec<usize>,
+    /// One past the last node of each node's subtree (pre-order).
+    pub(crate) subtree_end: Vec<usize>,
+    pub(crate) options: WriterOptions,
+    /// Committed rows in the current batch.
+    pub(crate) rows: usize,
+    /// Nodes opened by `begin`, innermost last.
+    pub(crate) open: Vec<usize>,
+    /// Whether the current batch's buffers have been taken (lazily, at the
+    /// first write, so that a consumer's release just before counts).
+    started: bool,
+    counters: Counters,
+    batches: u64,
+}
+
+impl ArrowWriter {
+    /// Creates a writer for `schema`. An unsupported type is an `ENOSYS`
+    /// error naming the type and the field.
+    pub fn create(schema: SchemaRef, options: WriterOptions) -> Result<Self> {
+        if options.batch_rows == 0 {
+            return Err(QuiverError::invalid("create: batch_rows must be at least 1"));
+        }
+        let nodes = build_nodes(&schema)?;
+        let top = nodes.iter().enumerate().filter(|(_, n)| n.parent.is_none()).map(|(i, _)| i).collect();
+        let mut subtree_end: Vec<usize> = (1..=nodes.len()).collect();
+        for i in (0..nodes.len()).rev() {
+            if let Some(&last) = nodes[i].children.last() {
+                subtree_end[i] = subtree_end[last];
+            }
+        }
+        Ok(ArrowWriter {
+            schema,
+            nodes,
+            top,
+            subtree_end,
+            options,
+            rows: 0,
+            open: Vec::new(),
+            started: false,
+            counters: Counters::default(),
+            batches: 0,
+        })
+    }
+
+    /// Creates a writer from the text form of a schema (see docs/schema-text.md).
+    pub fn from_text(schema: &str, options: WriterOptions) -> Result<Self> {
+        Self::create(Arc::new(crate::schema_text::parse_schema(schema)?), options)
+    }
+
+    pub fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    pub fn options(&self) -> &WriterOptions {
+        &self.options
+    }
+
+    /// Committed rows in the current batch.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Number of nodes (fields, nested ones included).
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// The node number of a top-level column by name.
+    pub fn column_node(&self, name: &str) -> Option<usize> {
+        self.top.iter().copied().find(|&i| self.nodes[i].field.name() == name)
+    }
+
+    /// The node number of a field by its dotted path (`pt.x`, `tags.item`).
+    pub fn node(&self, path: &str) -> Option<usize> {
+        self.nodes.iter().position(|n| n.path == path)
+    }
+
+    pub fn stats(&self) -> WriterStats {
+        let bytes_retained = self
+            .nodes
+            .iter()
+            .flat_map(|n| [&n.validity, &n.values, &n.data])
+            .flatten()
+            .map(Slot::retained_bytes)
+            .sum();
+        WriterStats {
+            batches: self.batches,
+            buffers_reused: self.counters.buffers_reused,
+            buffers_allocated: self.counters.buffers_allocated,
+            bytes_allocated: self.counters.bytes_allocated,
+            bytes_retained,
+        }
+    }
+
+    // ---- batch start -------------------------------------------------------
+
+    #[inline]
+    pub(crate) fn ensure_started(&mut self) {
+        if !self.started {
+            self.start_batch();
+        }
+    }
+
+    /// Takes the buffers of the new batch: released ones back from the ring,
+    /// new ones otherwise (DESIGN.md §2 rules 2, 3, 5, 7).
+    fn start_batch(&mut self) {
+        let recycle = self.options.recycle;
+        let cap = self.options.batch_rows;
+        let counters = &mut self.counters;
+        for n in &mut self.nodes {
+            let rows = if n.parent.is_none() { cap } else { 0 };
+            n.len = 0;
+            n.null_count = 0;
+            n.committed_len = 0;
+            n.committed_nulls = 0;
+            if let Some(v) = &mut n.validity {
+                v.start(rows.div_ceil(8), Fill::ZeroedBits, recycle, counters);
+            }
+            let offset_width = n.offset_width();
+            if let Some(v) = &mut n.values {
+                match n.kind {
+                    Kind::Bool => v.start(rows.div_ceil(8), Fill::ZeroedBits, recycle, counters),
+                    Kind::Fixed { width } => v.start(rows * width, Fill::Push, recycle, counters),
+                    _ => {
+                        v.start((rows + 1) * offset_width, Fill::ZeroedPush, recycle, counters);
+                        push_offset(v, offset_width, 0);
+                    }
+                }
+            }
+            if let Some(d) = &mut n.data {
+                d.start(0, Fill::Push, recycle, counters);
+            }
+        }
+        self.rows = 0;
+        self.open.clear();
+        self.started = true;
+    }
+
+    // ---- row path: positions -------------------------------------------------
+
+    /// Checks that `node` may receive its next value now, for `call`.
+    #[inline]
+    fn target(&mut self, node: usize, call: &str) -> Result<()> {
+        self.ensure_started();
+        let Some(n) = self.nodes.get(node) else {
+            return Err(self.unknown_node(call, node));
+        };
+        let ok = match n.parent {
+            None => self.open.is_empty() && n.len == self.rows,
+            Some(p) => self.open.last() == Some(&p) && self.parent_slot_free(p, n.len),
+        };
+        if ok { Ok(()) } else { Err(self.position_error(node, call)) }
+    }
+
+    fn parent_slot_free(&self, parent: usize, child_len: usize) -> bool {
+        let p = &self.nodes[parent];
+        match p.kind {
+            Kind::Struct => child_len == p.len,
+            Kind::List { .. } => true,
+            Kind::FixedList { size } => child_len < (p.len + 1) * size,
+            _ => false,
+        }
+    }
+
+    pub(crate) fn unknown_node(&self, call: &str, node: usize) -> QuiverError {
+        QuiverError::invalid(format!(
+            "{call}: unknown node {node}: the schema has {} nodes (0..{})",
+            self.nodes.len(),
+            self.nodes.len().saturating_sub(1)
+        ))
+    }
+
+    #[cold]
+    fn position_error(&self, node: usize, call: &str) -> QuiverError {
+        let n = &self.nodes[node];
+        let what = n.describe(node);
+        let msg = match (n.parent, self.open.last()) {
+            (None, Some(&o)) => format!(
+                "{what} is a top-level column but {} is still open: end it first",
+                self.nodes[o].describe(o)
+            ),
+            (None, None) => format!(
+                "{what} already has a value in row {}: call end_row (or abort_row) first",
+                self.rows
+            ),
+            (Some(p), top) if top != Some(&p) => match top {
+                None => format!(
+                    "{what} is a child of {}, which is not open: call begin on it first",
+                    self.nodes[p].describe(p)
+                ),
+                Some(&o) => format!(
+                    "{what} is a child of {}, but the innermost open node is {}",
+                    self.nodes[p].describe(p),
+                    self.nodes[o].describe(o)
+                ),
+            },
+            (Some(p), _) => match self.nodes[p].kind {
+                Kind::FixedList { size } => format!(
+                    "{what}: the open fixed-size list entry of {} already has its {size} values",
+                    self.nodes[p].describe(p)
+                ),
+                _ => format!("{what} already has a value in the open entry of {}", self.nodes[p].describe(p)),
+            },
+        };
+        QuiverError::invalid(format!("{call}: {msg}"))
+    }
+
+    #[cold]
+    fn wrong_input(&self, node: usize, input: Input) -> QuiverError {
+        let n = &self.nodes[node];
+        QuiverError::invalid(format!(
+            "{}: {}: wrong type: this node takes {}",
+            input.name(),
+            n.describe(node),
+            n.accepted_names()
+        ))
+    }
+
+    // ---- row path: values ----------------------------------------------------
+
+    /// Appends one fixed-width value given as little-endian bytes of its input type.
+    #[inline]
+    fn append_le(&mut self, node: usize, input: Input, bytes: &[u8]) -> Result<()> {
+        self.target(node, input.name())?;
+        let n = &self.nodes[node];
+        if !n.accepts(input) {
+            return Err(self.wrong_input(node, input));
+        }
+        let Kind::Fixed { width } = n.kind else {
+            // Only Bool is not fixed among the typed inputs.
+            return self.push_bool(node, bytes[0] != 0);
+        };
+        if width == bytes.len() && n.decimal_precision.is_none() {
+            self.push_fixed(node, bytes);
+            return Ok(());
+        }
+        self.append_converted(node, input, width, bytes)
+    }
+
+    #[cold]
+    fn append_converted(&mut self, node: usize, input: Input, width: usize, bytes: &[u8]) -> Result<()> {
+        let n = &self.nodes[node];
+        if n.decimal_precision.is_some() {
+            let value = decimal_value(input, bytes).ok_or_else(|| {
+                QuiverError::invalid(format!(
+                    "{}: {}: a decimal takes 1 to 32 little-endian bytes, got {}",
+                    input.name(),
+                    n.describe(node),
+                    bytes.len()
+                ))
+            })?;
+            self.check_decimal(node, input.name(), value)?;
+            let le = value.to_le_bytes();
+            self.push_fixed(node, &le[..width]);
+            return Ok(());
+        }
+        if input == Input::F32 && width == 2 {
+            let v = f32::from_le_bytes(bytes.try_into().expect("f32 is 4 bytes"));
+            self.push_fixed(node, &half::f16::from_f32(v).to_le_bytes());
+            return Ok(());
+        }
+        if input == Input::Bytes {
+            return Err(QuiverError::invalid(format!(
+                "append_bytes: {}: takes exactly {width} bytes, got {}",
+                n.describe(node),
+                bytes.len()
+            )));
+        }
+        Err(self.wrong_input(node, input))
+    }
+
+    fn check_decimal(&self, node: usize, call: &str, value: i256) -> Result<()> {
+        let n = &self.nodes[node];
+        let precision = n.decimal_precision.expect("decimal node");
+        let limit = i256::from_i128(10).wrapping_pow(precision as u32);
+        if value >= limit || value <= limit.wrapping_neg() {
+            return Err(QuiverError::new(
+                ErrorCode::OutOfRange,
+                format!("{call}: {}: value {value} does not fit precision {precision}", n.describe(node)),
+            ));
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn push_fixed(&mut self, node: usize, bytes: &[u8]) {
+        let n = &mut self.nodes[node];
+        n.values.as_mut().expect("fixed node has values").buf.extend_from_slice(bytes);
+        if let Some(v) = &mut n.validity {
+            v.set_bit(n.len);
+        }
+        n.len += 1;
+    }
+
+    fn push_bool(&mut self, node: usize, value: bool) -> Result<()> {
+        let n = &mut self.nodes[node];
+        let values = n.values.as_mut().expect("bool node has values");
+        if value {
+            values.set_bit(n.len);
+        } else {
+            values.ensure_bits(n.len + 1);
+        }
+        if let Some(v) = &mut n.validity {
+            v.set_bit(n.len);
+        }
+        n.len += 1;
+        Ok(())
+    }
+
+    pub fn append_bool(&mut self, node: usize, v: bool) -> Result<()> {
+        self.append_le(node, Input::Bool, &[v as u8])
+    }
+    pub fn append_i8(&mut self, node: usize, v: i8) -> Result<()> {
+        self.append_le(node, Input::I8, &v.to_le_bytes())
+    }
+    pub fn append_i16(&mut self, node: usize, v: i16) -> Result<()> {
+        self.append_le(node, Input::I16, &v.to_le_bytes())
+    }
+    pub fn append_i32(&mut self, node: usize, v: i32) -> Result<()> {
+        self.append_le(node, Input::I32, &v.to_le_bytes())
+    }
+    pub fn append_i64(&mut self, node: usize, v: i64) -> Result<()> {
+        self.append_le(node, Input::I64, &v.to_le_bytes())
+    }
+    pub fn append_u8(&mut self, node: usize, v: u8) -> Result<()> {
+        self.append_le(node, Input::U8, &v.to_le_bytes())
+    }
+    pub fn append_u16(&mut self, node: usize, v: u16) -> Result<()> {
+        self.append_le(node, Input::U16, &v.to_le_bytes())
+    }
+    pub fn append_u32(&mut self, node: usize, v: u32) -> Result<()> {
+        self.append_le(node, Input::U32, &v.to_le_bytes())
+    }
+    pub fn append_u64(&mut self, node: usize, v: u64) -> Result<()> {
+        self.append_le(node, Input::U64, &v.to_le_bytes())
+    }
+    pub fn append_f32(&mut self, node: usize, v: f32) -> Result<()> {
+        self.append_le(node, Input::F32, &v.to_le_bytes())
+    }
+    pub fn append_f64(&mut self, node: usize, v: f64) -> Result<()> {
+        self.append_le(node, Input::F64, &v.to_le_bytes())
+    }
+    /// A float16 value (also takes `append_f32`, rounded, and `append_u16`, raw bits).
+    pub fn append_f16(&mut self, node: usize, v: half::f16) -> Result<()> {
+        self.append_le(node, Input::U16, &v.to_le_bytes())
+    }
+    /// A decimal's unscaled value as little-endian two's complement bytes
+    /// (1 to 32 bytes, sign-extended). Over the precision: `ERANGE`.
+    pub fn append_decimal_bytes(&mut self, node: usize, le_bytes: &[u8]) -> Result<()> {
+        self.append_le(node, Input::Decimal, le_bytes)
+    }
+    /// A decimal's unscaled value. Over the precision: `ERANGE`.
+    pub fn append_decimal(&mut self, node: usize, unscaled: i128) -> Result<()> {
+        self.append_le(node, Input::Decimal, &unscaled.to_le_bytes())
+    }
+    /// A decimal256's unscaled value. Over the precision: `ERANGE`.
+    pub fn append_decimal256(&mut self, node: usize, unscaled: i256) -> Result<()> {
+        self.append_le(node, Input::Decimal, &unscaled.to_le_bytes())
+    }
+
+    pub fn append_str(&mut self, node: usize, v: &str) -> Result<()> {
+        self.append_bytes(node, v.as_bytes())
+    }
+
+    /// Bytes of a utf8, binary, their large forms, or fixed-size binary (exact
+    /// width), or the raw little-endian bytes of a day-time / month-day-nano
+    /// interval.
+    pub fn append_bytes(&mut self, node: usize, v: &[u8]) -> Result<()> {
+        self.target(node, "append_bytes")?;
+        let n = &self.nodes[node];
+        if !n.accepts(Input::Bytes) {
+            return Err(self.wrong_input(node, Input::Bytes));
+        }
+        let Kind::Var { large, utf8 } = n.kind else {
+            return self.append_le(node, Input::Bytes, v);
+        };
+        if utf8 && self.options.validate_utf8 {
+            if let Err(e) = std::str::from_utf8(v) {
+                return Err(QuiverError::invalid(format!(
+                    "append_bytes: {}: invalid UTF-8 at byte {}",
+                    n.describe(node),
+                    e.valid_up_to()
+                )));
+            }
+        }
+        let n = &mut self.nodes[node];
+        let data = n.data.as_mut().expect("var node has data");
+        let end = data.buf.len() + v.len();
+        if !large && end > i32::MAX as usize {
+            let what = n.describe(node);
+            return Err(overflow("append_bytes", &what, end));
+        }
+        data.buf.extend_from_slice(v);
+        let width = if large { 8 } else { 4 };
+        push_offset(n.values.as_mut().expect("var node has offsets"), width, end);
+        if let Some(valid) = &mut n.validity {
+            valid.set_bit(n.len);
+        }
+        n.len += 1;
+        Ok(())
+    }
+
+    /// A null. On a struct or fixed-size list its children get null, zeroed
+    /// values. A non-nullable node refuses it (`EINVAL`).
+    pub fn append_null(&mut self, node: usize) -> Result<()> {
+        self.target(node, "append_null")?;
+        let n = &self.nodes[node];
+        if !n.nullable && n.kind != Kind::Null {
+            return Err(QuiverError::invalid(format!(
+                "append_null: {} is not nullable",
+                n.describe(node)
+            )));
+        }
+        self.fill_null(node, 1);
+        Ok(())
+    }
+
+    /// Writes `count` null (or, for a non-nullable node under a null parent,
+    /// zero) values into `node` and its children.
+    pub(crate) fn fill_null(&mut self, node: usize, count: usize) {
+        let n = &mut self.nodes[node];
+        let len = n.len;
+        if let Some(v) = &mut n.validity {
+            v.ensure_bits(len + count);
+            n.null_count += count;
+        }
+        let width = n.offset_width();
+        match n.kind {
+            Kind::Null => n.null_count += count,
+            Kind::Bool => n.values.as_mut().expect("bool values").ensure_bits(len + count),
+            Kind::Fixed { width } => n.values.as_mut().expect("fixed values").buf.extend_zeros(count * width),
+            Kind::Var { .. } | Kind::List { .. } => {
+                let offsets = n.values.as_mut().expect("offsets");
+                let last = last_offset(offsets, width);
+                for _ in 0..count {
+                    push_offset(offsets, width, last);
+                }
+            }
+            Kind::FixedList { size } => {
+                let child = n.children[0];
+                n.len += count;
+                self.fill_null(child, count * size);
+                return;
+            }
+            Kind::Struct => {
+                n.len += count;
+                for i in 0..self.nodes[node].children.len() {
+                    let child = self.nodes[node].children[i];
+                    self.fill_null(child, count);
+                }
+                return;
+            }
+        }
+        n.len += count;
+    }
+
+    /// Starts one list, large list, fixed-size list, struct or map value.
+    pub fn begin(&mut self, node: usize) -> Result<()> {
+        self.target(node, "begin")?;
+        let n = &self.nodes[node];
+        if !matches!(n.kind, Kind::List { .. } | Kind::FixedList { .. } | Kind::Struct) {
+            return Err(QuiverError::invalid(format!(
+                "begin: {} is not a list, struct or map",
+                n.describe(node)
+            )));
+        }
+        self.open.push(node);
+        Ok(())
+    }
+
+    /// Ends the value `begin(node)` started; `node` must be the innermost open node.
+    pub fn end(&mut self, node: usize) -> Result<()> {
+        self.ensure_started();
+        if node >= self.nodes.len() {
+            return Err(self.unknown_node("end", node));
+        }
+        if self.open.last() != Some(&node) {
+            let n = &self.nodes[node];
+            let msg = match self.open.last() {
+                None => format!("end: {} was not begun (no node is open)", n.describe(node)),
+                Some(&o) => format!(
+                    "end: {} is not the innermost open node ({} is)",
+                    n.describe(node),
+                    self.nodes[o].describe(o)
+                ),
+            };
+            return Err(QuiverError::invalid(msg));
+        }
+        let n = &self.nodes[node];
+        match n.kind {
+            Kind::Struct => {
+                if let Some(&missing) = n.children.iter().find(|&&c| self.nodes[c].len != n.len + 1) {
+                    return Err(QuiverError::invalid(format!(
+                        "end: struct {} has no value for child {}",
+                        n.describe(node),
+                        self.nodes[missing].describe(missing)
+                    )));
+                }
+            }
+            Kind::FixedList { size } => {
+                let have = self.nodes[n.children[0]].len - n.len * size;
+                if have != size {
+                    return Err(QuiverError::invalid(format!(
+                        "end: fixed-size list {} needs {size} values, got {have}",
+                        n.describe(node)
+                    )));
+                }
+            }
+            _ => {
+                let child_len = self.nodes[n.children[0]].len;
+                let width = n.offset_width();
+                if width == 4 && child_len > i32::MAX as usize {
+                    return Err(overflow("end", &n.describe(node), child_len));
+                }
+                let n = &mut self.nodes[node];
+                push_offset(n.values.as_mut().expect("list offsets"), width, child_len);
+            }
+        }
+        let n = &mut self.nodes[node];
+        if let Some(v) = &mut n.validity {
+            v.set_bit(n.len);
+        }
+        n.len += 1;
+        self.open.pop();
+        Ok(())
+    }
+
+    /// Commits the row: every top-level column must have one value and no
+    /// node may be open.
+    pub fn end_row(&mut self) -> Result<()> {
+        self.ensure_started();
+        if let Some(&o) = self.open.last() {
+            return Err(QuiverError::invalid(format!(
+                "end_row: {} is still open: end it first",
+                self.nodes[o].describe(o)
+            )));
+        }
+        if let Some(&missing) = self.top.iter().find(|&&c| self.nodes[c].len != self.rows + 1) {
+            return Err(QuiverError::invalid(format!(
+                "end_row: row {} has no value for {}",
+                self.rows,
+                self.nodes[missing].describe(missing)
+            )));
+        }
+        self.rows += 1;
+        self.commit();
+        Ok(())
+    }
+
+    pub(crate) fn commit(&mut self) {
+        for n in &mut self.nodes {
+            n.committed_len = n.len;
+            n.committed_nulls = n.null_count;
+        }
+    }
+
+    /// Drops the uncommitted part of the row (values, open begins); the
+    /// committed rows are untouched.
+    pub fn abort_row(&mut self) -> Result<()> {
+        self.ensure_started();
+        self.open.clear();
+        for i in 0..self.nodes.len() {
+            let (len, nulls) = (self.nodes[i].committed_len, self.nodes[i].committed_nulls);
+            self.truncate_node(i, len, nulls);
+        }
+        Ok(())
+    }
+
+    /// Cuts `node` back to `len` values with `nulls` nulls.
+    pub(crate) fn truncate_node(&mut self, node: usize, len: usize, nulls: usize) {
+        let n = &mut self.nodes[node];
+        if n.len == len {
+            return;
+        }
+        let width = n.offset_width();
+        if let Some(v) = &mut n.validity {
+            v.clear_bits(len, n.len);
+        }
+        match n.kind {
+            Kind::Bool => n.values.as_mut().expect("bool values").clear_bits(len, n.len),
+            Kind::Fixed { width } => n.values.as_mut().expect("fixed values").buf.truncate(len * width),
+            Kind::Var { .. } | Kind::List { .. } => {
+                let offsets = n.values.as_mut().expect("offsets");
+                offsets.buf.truncate((len + 1) * width);
+                let end = last_offset(offsets, width);
+                if let Some(d) = &mut n.data {
+                    d.buf.truncate(end);
+                }
+            }
+            _ => {}
+        }
+        n.len = len;
+        n.null_count = nulls;
+    }
+
+    // ---- finish --------------------------------------------------------------
+
+    /// The committed rows as a record batch; the writer starts the next batch
+    /// (lazily, at its first write). An incomplete row is an error and stays.
+    pub fn finish(&mut self) -> Result<RecordBatch> {
+        self.ensure_started();
+        if let Some(&o) = self.open.last() {
+            return Err(QuiverError::invalid(format!(
+                "finish: row {} is incomplete: {} is still open; end_row or abort_row first",
+                self.rows,
+                self.nodes[o].describe(o)
+            )));
+        }
+        if let Some(&c) = self.top.iter().find(|&&c| self.nodes[c].len != self.rows) {
+            return Err(QuiverError::invalid(format!(
+                "finish: row {} is incomplete: {} has {} values for {} committed rows; end_row or abort_row first",
+                self.rows,
+                self.nodes[c].describe(c),
+                self.nodes[c].len,
+                self.rows
+            )));
+        }
+        let columns: Vec<ArrayRef> =
+            self.top.clone().into_iter().map(|c| make_array(self.freeze(c))).collect();
+        let options = RecordBatchOptions::new().with_row_count(Some(self.rows));
+        let batch = RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)?;
+        self.started = false;
+        self.rows = 0;
+        self.batches += 1;
+        Ok(batch)
+    }
+
+    /// Freezes the buffers of `node` and its children into array data.
+    fn freeze(&mut self, node: usize) -> ArrayData {
+        let child_data: Vec<ArrayData> =
+            self.nodes[node].children.clone().into_iter().map(|c| self.freeze(c)).collect();
+        let (recycle, retain) = (self.options.recycle, self.options.retain);
+        let n = &mut self.nodes[node];
+        let len = n.len;
+        let width = n.offset_width();
+        let nulls = n.validity.as_mut().map(|v| v.finish(len.div_ceil(8), recycle, retain));
+        let mut buffers = Vec::with_capacity(2);
+        if let Some(v) = &mut n.values {
+            let bytes = match n.kind {
+                Kind::Bool => len.div_ceil(8),
+                Kind::Fixed { width } => len * width,
+                _ => (len + 1) * width,
+            };
+            let data_end = if n.data.is_some() { last_offset(v, width) } else { 0 };
+            buffers.push(v.finish(bytes, recycle, retain));
+            if let Some(d) = &mut n.data {
+                buffers.push(d.finish(data_end, recycle, retain));
+            }
+        }
+        let data_type: DataType = n.field.data_type().clone();
+        let null_count = if n.kind == Kind::Null { len } else { n.null_count };
+        let builder = ArrayDataBuilder::new(data_type)
+            .len(len)
+            .null_count(null_count)
+            .null_bit_buffer(nulls.filter(|_| n.null_count > 0))
+            .buffers(buffers)
+            .child_data(child_data);
+        // SAFETY: the writer built every buffer for this type: lengths, offsets
+        // (monotonic, within the data), validity and null counts agree, children
+        // have the lengths their parents address. Tests run `validate_full`.
+        unsafe { builder.build_unchecked() }
+    }
+}
+
+#[inline]
+pub(crate) fn push_offset(offsets: &mut Slot, width: usize, value: usize) {
+    if width == 8 {
+        offsets.buf.push(value as i64);
+    } else {
+        offsets.buf.push(value as i32);
+    }
+}
+
+#[inline]
+pub(crate) fn last_offset(offsets: &Slot, width: usize) -> usize {
+    let b = offsets.buf.as_slice();
+    let at = b.len() - width;
+    if width == 8 {
+        i64::from_le_bytes(b[at..].try_into().expect("8 bytes")) as usize
+    } else {
+        i32::from_le_bytes(b[at..].try_into().expect("4 bytes")) as usize
+    }
+}
+
+pub(crate) fn overflow(call: &str, what: &str, end: usize) -> QuiverError {
+    QuiverError::new(
+        ErrorCode::Overflow,
+        format!("{call}: {what}: the batch would need offset {end}, past 2^31-1; finish this batch and write the value into the next"),
+    )
+}
+
+/// The unscaled value of a decimal append, sign-extended to 256 bits.
+fn decimal_value(input: Input, bytes: &[u8]) -> Option<i256> {
+    if input == Input::I64 {
+        return Some(i256::from_i128(i64::from_le_bytes(bytes.try_into().ok()?) as i128));
+    }
+    if bytes.is_empty() || bytes.len() > 32 {
+        return None;
+    }
+    let fill = if bytes[bytes.len() - 1] & 0x80 != 0 { 0xFF } else { 0 };
+    let mut le = [fill; 32];
+    le[..bytes.len()].copy_from_slice(bytes);
+    Some(i256::from_le_bytes(le))
+}
+
