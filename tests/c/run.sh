@@ -101,10 +101,13 @@ if [ "$have_lib" != 1 ]; then
   exit 1
 fi
 
-# compile OUT SRC... [-- EXTRA...]: C11 program against quiver.
+version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -1)
+VERSION_DEF=(-DQUIVER_EXPECTED_VERSION="\"$version\"")
+
+# compile_c OUT SRC... EXTRA...: C11 program against quiver.
 compile_c() {
   local out=$1; shift
-  "$CC" -std=c11 -O1 -g "${WARN[@]}" "${QCFLAGS[@]}" "$@" -o "$out" "${QLIBS[@]}"
+  "$CC" -std=c11 -O1 -g "${WARN[@]}" "${VERSION_DEF[@]}" "${QCFLAGS[@]}" "$@" -o "$out" "${QLIBS[@]}"
 }
 run() { echo "\$ $*"; "$@"; }
 
@@ -115,7 +118,7 @@ fi
 
 link_static() {
   # only the archive: no -lquiver, so the shared object cannot be picked up
-  "$CC" -std=c11 -O1 -g "${WARN[@]}" "${QCFLAGS[@]}" "$here/consumer.c" -o "$build/consumer-static" \
+  "$CC" -std=c11 -O1 -g "${WARN[@]}" "${VERSION_DEF[@]}" "${QCFLAGS[@]}" "$here/consumer.c" -o "$build/consumer-static" \
     "$static_lib" -lpthread -ldl -lm || return 1
   if ldd "$build/consumer-static" | grep -q libquiver; then
     echo "consumer-static still needs libquiver.so:"; ldd "$build/consumer-static"; return 1
@@ -134,7 +137,10 @@ example_run() {
   "$build/stream_example" | tee "$build/stream_example.out" || return 1
   # the example prints one line per batch and a total; both must be there
   grep -Eq '^batch [0-9]+: [0-9]+ rows$' "$build/stream_example.out" || { echo "no 'batch N: M rows' line"; return 1; }
-  grep -Eq '^total: [1-9][0-9]* rows in [1-9][0-9]* batches$' "$build/stream_example.out" || { echo "no total line"; return 1; }
+  # 10000 rows at batch_rows 4096: 4096 + 4096 + 1808
+  [ "$(grep -c '^batch ' "$build/stream_example.out")" = 3 ] || { echo "expected 3 batch lines"; return 1; }
+  grep -q '^batch 3: 1808 rows$' "$build/stream_example.out" || { echo "expected 'batch 3: 1808 rows'"; return 1; }
+  grep -qx 'total: 10000 rows in 3 batches' "$build/stream_example.out" || { echo "expected 'total: 10000 rows in 3 batches'"; return 1; }
 }
 if step "compile examples/c/stream_example.c" compile_c "$build/stream_example" "$root/examples/c/stream_example.c"; then
   step "run stream_example" example_run
