@@ -518,6 +518,8 @@ public final class QuiverJvmTest {
         long rows;
         int rcAtEnd = -1;
         boolean endIsReleased, endAgain;
+        /** The failing get_next, if one failed. */
+        String streamError;
     }
 
     static Pulled pull(Stream stream, SchemaView schema, boolean hold) {
@@ -526,7 +528,7 @@ public final class QuiverJvmTest {
             ArrayView batch = ArrayView.allocate(Arena.ofAuto());
             int rc = stream.getNext(batch);
             if (rc != 0) {
-                out.errors.add("get_next #" + (k + 1) + " returned " + rc + ": " + stream.getLastError());
+                out.streamError = "get_next #" + (k + 1) + " returned " + rc + ": " + stream.getLastError();
                 return out;
             }
             if (batch.isReleased()) {
@@ -546,7 +548,7 @@ public final class QuiverJvmTest {
             if (hold) out.held.add(batch);
             else batch.release();
         }
-        out.errors.add("stream did not end after 1000 batches");
+        out.streamError = "stream did not end after 1000 batches";
         return out;
     }
 
@@ -560,6 +562,7 @@ public final class QuiverJvmTest {
         SchemaView schema = stream.schema();
         schemaChecks(schema, "stream get_schema");
         Pulled p = pull(stream, schema, false);
+        check("stream (release each): get_next succeeds up to the end", p.streamError == null, p.streamError);
         check("stream (release each): every batch has the generator's values, validity and zeros under nulls", p.errors);
         check("stream (release each): all rows arrive", p.rows == TOTAL, "got " + p.rows + ", want " + TOTAL);
         check("stream (release each): batch count", p.buffers.size() == expectedBatches(),
@@ -627,6 +630,7 @@ public final class QuiverJvmTest {
         Stream stream = Stream.create(SCHEMA, batchOptions(), gen);
         SchemaView schema = stream.schema();
         Pulled p = pull(stream, schema, true);
+        check("stream (hold all): get_next succeeds up to the end", p.streamError == null, p.streamError);
         check("stream (hold all): every batch has the generator's values", p.errors);
         check("stream (hold all): all rows arrive", p.rows == TOTAL, "got " + p.rows);
         int batches = p.held.size();

@@ -220,10 +220,10 @@ public final class Writer implements AutoCloseable {
      * valid) must be native segments.
      */
     public void writeColumn(int node, MemorySegment values, MemorySegment validity, long length) {
+        MemorySegment bitmap = validity == null ? MemorySegment.NULL : validity;
         int rc;
         try {
-            rc = (int) Quiver.WRITE_COLUMN.invokeExact(live(), node, values,
-                    validity == null ? MemorySegment.NULL : validity, length);
+            rc = (int) Quiver.WRITE_COLUMN.invokeExact(live(), node, values, bitmap, length);
         } catch (Throwable t) {
             throw Quiver.rethrow(t);
         }
