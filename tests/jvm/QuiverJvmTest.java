@@ -320,6 +320,8 @@ public final class QuiverJvmTest {
         final List<Long> maxRows = new ArrayList<>();
         /** Stats read through quiver_writer_stats at the start of each call. */
         final List<Stats> atStart = new ArrayList<>();
+        /** Stats at the end of each call: the batch's buffers are taken (reused or new) by then. */
+        final List<Stats> atEnd = new ArrayList<>();
         final List<Long> written = new ArrayList<>();
 
         Gen(long total) { this.total = total; }
@@ -332,6 +334,7 @@ public final class QuiverJvmTest {
             long n = Math.min(max, total - next);
             for (long i = 0; i < n; i++) writeRow(w, next++);
             written.add(n);
+            atEnd.add(w.stats());
             return 0;
         }
     }
@@ -593,22 +596,23 @@ public final class QuiverJvmTest {
                 p.buffers.size() > 2 && e.isEmpty(), e.isEmpty() ? "too few batches" : summarize(e));
 
         // Stats read through quiver_writer_stats inside the fill upcall: gen.atStart.get(k) is
-        // after k batches were finished.
+        // after k batches were finished, gen.atEnd.get(k) after the rows of batch k+1 were written.
         e = new Errs();
         int batches = p.buffers.size();
         if (gen.atStart.size() < batches + 1) {
             e.add("fill called " + gen.atStart.size() + " times for " + batches + " batches");
         } else {
-            Stats after1 = gen.atStart.get(1);
-            e.is("buffers_allocated is 0 after batch 1", after1.buffersAllocated() > 0);
-            e.eq("buffers_reused after batch 1", after1.buffersReused(), 0);
+            Stats first = gen.atEnd.get(0);
+            e.is("buffers_allocated is 0 while writing batch 1", first.buffersAllocated() > 0);
+            e.eq("buffers_reused while writing batch 1", first.buffersReused(), 0);
             for (int k = 1; k <= batches; k++) e.eq("stats.batches after " + k + " batches", gen.atStart.get(k).batches(), k);
-            for (int k = 2; k <= batches; k++) {
-                Stats s = gen.atStart.get(k), prev = gen.atStart.get(k - 1);
-                e.eq("buffers_allocated after batch " + k, s.buffersAllocated(), after1.buffersAllocated());
-                e.is("buffers_reused did not grow in batch " + k + " (" + prev.buffersReused() + " -> " + s.buffersReused() + ")",
+            for (int k = 1; k < batches; k++) {
+                Stats s = gen.atEnd.get(k), prev = gen.atEnd.get(k - 1);
+                e.eq("buffers_allocated while writing batch " + (k + 1), s.buffersAllocated(), first.buffersAllocated());
+                e.is("buffers_reused did not grow in batch " + (k + 1) + " (" + prev.buffersReused() + " -> " + s.buffersReused() + ")",
                         s.buffersReused() > prev.buffersReused());
             }
+            e.eq("buffers_allocated after the last batch", gen.atStart.get(batches).buffersAllocated(), first.buffersAllocated());
         }
         check("stream (release each): buffers_allocated stops growing after batch 1 and buffers_reused grows (stats from the upcall)", e);
 
@@ -654,10 +658,10 @@ public final class QuiverJvmTest {
         if (gen.atStart.size() < batches + 1) {
             e.add("fill called " + gen.atStart.size() + " times for " + batches + " batches");
         } else {
-            for (int k = 1; k <= batches; k++) {
-                e.eq("buffers_reused after " + k + " held batches", gen.atStart.get(k).buffersReused(), 0);
-                if (k >= 2) e.is("buffers_allocated did not grow in held batch " + k,
-                        gen.atStart.get(k).buffersAllocated() > gen.atStart.get(k - 1).buffersAllocated());
+            for (int k = 0; k < batches; k++) {
+                e.eq("buffers_reused while writing batch " + (k + 1) + " with all earlier ones held", gen.atEnd.get(k).buffersReused(), 0);
+                if (k >= 1) e.is("buffers_allocated did not grow in held batch " + (k + 1),
+                        gen.atEnd.get(k).buffersAllocated() > gen.atEnd.get(k - 1).buffersAllocated());
             }
         }
         check("stream (hold all): nothing reused and buffers_allocated grows every batch (stats from the upcall)", e);
