@@ -154,7 +154,7 @@ if [ -x "$py" ] && "$py" -c 'import pyarrow' 2>/dev/null; then
   pa_lib=$("$py" -c 'import pyarrow; print(pyarrow.get_library_dirs()[0])')
 fi
 compile_arrow_cpp() {
-  "$CXX" -std=c++20 -O1 -g -Wall -Wextra -Werror "${QCFLAGS[@]}" -I"$pa_inc" "$here/arrow_cpp_consumer.cc" \
+  "$CXX" -std=c++20 -O1 -g -Wall -Wextra -Werror "${QCFLAGS[@]}" -isystem "$pa_inc" "$here/arrow_cpp_consumer.cc" \
     -o "$build/arrow_cpp_consumer" "${QLIBS[@]}" -L"$pa_lib" -l:libarrow.so.2600 -Wl,-rpath,"$pa_lib"
 }
 if [ -n "$pa_inc" ] && [ -f "$pa_lib/libarrow.so.2600" ]; then
