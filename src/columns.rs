@@ -107,6 +107,22 @@ impl ArrowWriter {
         Ok(())
     }
 
+    /// Bytes of values `length` rows of a fixed-width (or boolean) top-level
+    /// column take in the column path.
+    pub fn column_value_bytes(&self, node: usize, length: usize, call: &str) -> Result<usize> {
+        let Some(n) = self.nodes.get(node) else {
+            return Err(self.unknown_node(call, node));
+        };
+        match n.kind {
+            Kind::Fixed { width } => Ok(length * width),
+            Kind::Bool => Ok(length.div_ceil(8)),
+            _ => Err(QuiverError::invalid(format!(
+                "{call}: {} is not a fixed-width column: use write_array",
+                n.describe(node)
+            ))),
+        }
+    }
+
     /// Appends a whole column of a fixed-width type from a native slice.
     /// `validity` is an LSB-first bitmap of `values.len()` bits (`None`: all
     /// valid). Null slots get zero values whatever `values` holds there.

@@ -19,3 +19,4 @@ pub mod export;
 pub mod stream;
 pub use export::{export_array, live_arrays};
 pub use stream::{BatchSource, Step, WriterStream, export_stream};
+pub mod ffi;

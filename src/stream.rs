@@ -32,31 +32,28 @@ pub trait BatchSource: Send {
     fn next_batch(&mut self) -> Option<Result<RecordBatch>>;
 }
 
-/// Runs a fill step with the stream rules: panics caught, more rows than
-/// asked for refused, an incomplete row refused, errors as `EIO`.
-pub(crate) fn run_fill(
-    writer: &mut ArrowWriter,
-    fill: impl FnOnce(&mut ArrowWriter, usize) -> Result<Step>,
-) -> Result<(Step, Option<RecordBatch>)> {
-    let max_rows = writer.options().batch_rows;
-    let step = match catch_unwind(AssertUnwindSafe(|| fill(&mut *writer, max_rows))) {
-        Ok(Ok(step)) => step,
-        Ok(Err(e)) if e.code() == ErrorCode::Io || e.code() == ErrorCode::Poisoned => return Err(e),
-        Ok(Err(e)) => return Err(QuiverError::new(ErrorCode::Io, format!("fill failed: {}", e.message()))),
-        Err(panic) => {
-            return Err(QuiverError::new(ErrorCode::Poisoned, format!("fill panicked: {}", panic_message(&panic))))
-        }
-    };
+/// Finishes a fill step with the stream rules: more rows than asked for are
+/// refused, an incomplete row is refused; an `End` with no rows ends the
+/// stream. Returns the batch to emit, if any.
+pub(crate) fn finish_step(writer: &mut ArrowWriter, step: Step, max_rows: usize) -> Result<Option<RecordBatch>> {
     let rows = writer.rows();
     if rows > max_rows {
         return Err(QuiverError::invalid(format!("fill wrote {rows} rows, more than max_rows {max_rows}")));
     }
     if step == Step::End && rows == 0 {
         writer.abort_row()?;
-        return Ok((Step::End, None));
+        return Ok(None);
     }
-    let batch = writer.finish().map_err(|e| e.context("after fill"))?;
-    Ok((step, Some(batch)))
+    writer.finish().map(Some).map_err(|e| e.context("after fill"))
+}
+
+/// The error a failed fill ends its stream with: `EIO` (or `ENOTRECOVERABLE`
+/// for a panic), the message kept.
+pub(crate) fn fill_error(e: QuiverError) -> QuiverError {
+    match e.code() {
+        ErrorCode::Io | ErrorCode::Poisoned => e,
+        _ => QuiverError::new(ErrorCode::Io, format!("fill failed: {}", e.message())),
+    }
 }
 
 pub(crate) fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
@@ -117,8 +114,17 @@ where
             }
             State::Running => {}
         }
-        let fill = &mut self.fill;
-        match run_fill(&mut self.writer, |w, max| fill(w, max)) {
+        let max_rows = self.writer.options().batch_rows;
+        let (writer, fill) = (&mut self.writer, &mut self.fill);
+        let result = match catch_unwind(AssertUnwindSafe(|| fill(&mut *writer, max_rows))) {
+            Ok(Ok(step)) => finish_step(writer, step, max_rows).map(|b| (step, b)),
+            Ok(Err(e)) => Err(fill_error(e)),
+            Err(panic) => Err(QuiverError::new(
+                ErrorCode::Poisoned,
+                format!("fill panicked: {}", panic_message(&panic)),
+            )),
+        };
+        match result {
             Ok((_, None)) => {
                 self.state = State::Done;
                 None
