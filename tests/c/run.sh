@@ -190,7 +190,11 @@ header_tu() {
   if [ "$lang" = c11 ]; then
     "$CC" -std=c11 "${WARN[@]}" "${QCFLAGS[@]}" -I"$inc" -c "$tu" -o "$obj"
   else
-    "$CXX" -std=c++20 "${WARN[@]}" "${QCFLAGS[@]}" -I"$inc" -x c++ -c "$tu" -o "$obj"
+    "$CXX" -std=c++20 "${WARN[@]}" "${QCFLAGS[@]}" -I"$inc" -x c++ -c "$tu" -o "$obj" || return 1
+    # the quiver functions must have C linkage in C++ (extern "C" in the header)
+    if nm -u "$obj" | grep -q '_Z.*quiver_'; then
+      echo "quiver.h declares C++-mangled functions (no extern \"C\"):"; nm -u "$obj" | grep quiver_; return 1
+    fi
   fi
 }
 for tu in "$hc"/*.c; do
