@@ -1004,9 +1004,9 @@ static void hand_schema_release(struct ArrowSchema *s) {
   for (int64_t i = 0; i < s->n_children; i++)
     if (s->children[i]->release) s->children[i]->release(s->children[i]);
   free(s->children);
-  free((void *)s->private_data);
   hand_schema_releases++;
   s->release = NULL;
+  free(s->private_data); /* a heap node is its own private_data: free it last */
 }
 
 static struct ArrowSchema *hs_new(const char *format, const char *name, bool nullable, int nchild) {
@@ -1117,9 +1117,9 @@ static int hand_array_releases;
 static void hand_array_release(struct ArrowArray *a) {
   for (int64_t i = 0; i < a->n_children; i++)
     if (a->children[i]->release) a->children[i]->release(a->children[i]);
-  free(a->private_data);
   hand_array_releases++;
   a->release = NULL;
+  free(a->private_data); /* may hold *a itself: free it last */
 }
 static HandArray *ha_new(int64_t length, int64_t offset, int nbuf) {
   HandArray *h = calloc(1, sizeof *h);
