@@ -11,7 +11,7 @@ export QUIVER_VENV=${QUIVER_VENV:-$root/.venv}
 export QUIVER_NANOARROW=${QUIVER_NANOARROW:-$root/.deps/nanoarrow}
 lib=${QUIVER_LIB:-$root/target/release/libquiver.so}
 build=${QUIVER_JVM_BUILD:-$root/target/jvm-tests}
-TEMURIN=/usr/lib/jvm/temurin-25-jdk-amd64
+TEMURIN=${QUIVER_TEMURIN:-/usr/lib/jvm/temurin-25-jdk-amd64}
 
 # Major version of a `java` binary (8 for 1.8.0_x), or 0 when it does not run.
 java_major() {
