@@ -17,6 +17,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
+import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_DOUBLE;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
@@ -687,11 +688,70 @@ public final class QuiverJvmTest {
         }
         check("stream: batches in reused buffers have the same readable bytes as batches in fresh buffers", e);
 
-        for (ArrayView b : p.held) b.release();
+        // Release from a thread other than the one that pulled them.
+        Thread releaser = new Thread(() -> p.held.forEach(ArrayView::release));
+        releaser.start();
+        try {
+            releaser.join();
+        } catch (InterruptedException ex) {
+            throw new IllegalStateException(ex);
+        }
         boolean allReleased = p.held.stream().allMatch(ArrayView::isReleased);
-        check("stream (hold all): every batch released", allReleased, null);
+        check("stream (hold all): every batch released from another thread", allReleased, null);
         schema.release();
         check("live arrays: none left after releasing the held batches", Quiver.liveArrays() == live0,
+                "got " + Quiver.liveArrays() + ", want " + live0);
+    }
+
+    /** A consumer keeps one column (moved out of the batch) and releases the rest. */
+    static void streamKeepOneColumn() throws Exception {
+        long live0 = Quiver.liveArrays();
+        Gen gen = new Gen(TOTAL);
+        Stream stream = Stream.create(SCHEMA, batchOptions(), gen);
+        SchemaView schema = stream.schema();
+        ArrayView b1 = stream.next();
+        List<Buf> b1Bufs = buffers(b1, schema);
+        // Move column s out (a bitwise copy, then the source child is marked released).
+        MemorySegment moved = Arena.ofAuto().allocate(ArrayView.SIZE, 8);
+        MemorySegment.copy(b1.child(S).segment(), 0, moved, 0, ArrayView.SIZE);
+        b1.child(S).segment().set(ADDRESS, 64, MemorySegment.NULL); // release = NULL
+        ArrayView kept = ArrayView.of(moved);
+        b1.release();
+        check("keep one column: the moved child outlives its released parent (1 struct live)",
+                Quiver.liveArrays() - live0 == 1, "got " + (Quiver.liveArrays() - live0));
+
+        ArrayView b2 = stream.next();
+        List<Buf> b2Bufs = buffers(b2, schema);
+        Errs e = new Errs();
+        boolean otherReused = false;
+        for (int i = 0; i < Math.min(b1Bufs.size(), b2Bufs.size()); i++) {
+            Buf x = b1Bufs.get(i), y = b2Bufs.get(i);
+            boolean kepts = x.path().startsWith("batch.s.");
+            if (kepts && x.bytes().length > 0 && x.address() == y.address()) e.add(x.path() + " reused while its column is held");
+            if (!kepts && x.bytes().length > 0 && x.address() == y.address()) otherReused = true;
+        }
+        check("keep one column: the held column's buffers are not reused by the next batch", e);
+        check("keep one column: the released columns' buffers are reused by the next batch", otherReused, null);
+        check("keep one column: the next batch has the generator's values", verify(b2, BATCH, BATCH));
+        b2.release();
+        for (ArrayView b; (b = stream.next()) != null; ) b.release();
+        stream.release();
+        schema.release();
+
+        e = new Errs();
+        e.eq("kept length", kept.length(), BATCH);
+        for (long i = 0; i < BATCH && e.isEmpty(); i++) {
+            e.is("row " + i + " s validity", kept.isValid(i) == !sNull(i));
+            if (!sNull(i)) e.is("row " + i + " s = " + kept.utf8(i), kept.utf8(i).equals(s(i)));
+        }
+        check("keep one column: the held column keeps its values after more batches and the stream's release", e);
+
+        // Release it from another thread.
+        Thread t = new Thread(kept::release);
+        t.start();
+        t.join();
+        check("keep one column: released from another thread", kept.isReleased(), null);
+        check("live arrays: none left after the kept column's release", Quiver.liveArrays() == live0,
                 "got " + Quiver.liveArrays() + ", want " + live0);
     }
 
@@ -798,6 +858,7 @@ public final class QuiverJvmTest {
         section("column path", QuiverJvmTest::columnSection);
         section("stream release each", QuiverJvmTest::streamReleaseEach);
         section("stream hold all", QuiverJvmTest::streamHoldAll);
+        section("stream keep one column", QuiverJvmTest::streamKeepOneColumn);
         section("stream errors", QuiverJvmTest::streamErrors);
         section("final", () -> {
             System.gc();
