@@ -12,13 +12,13 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <threads.h>
 
 #ifndef ARROW_FLAG_NULLABLE
 #define ARROW_FLAG_NULLABLE 2
@@ -170,17 +170,19 @@ static void le_store(uint8_t *out, uint64_t x, int width) {
   for (int k = 0; k < width; k++) out[k] = (uint8_t)(x >> (8 * k));
 }
 
-/* IEEE half bits of a float that half represents exactly (normal or zero). */
+/* IEEE half bits of a value that half represents exactly (normal or zero). */
 static uint16_t half_bits_exact(double f) {
-  if (f == 0) return signbit(f) ? 0x8000 : 0;
+  if (f == 0) return 0;
   uint16_t sign = f < 0 ? 0x8000 : 0;
-  int e;
-  double m = frexp(fabs(f), &e); /* f = m * 2^e, m in [0.5, 1) */
-  int exp = e - 1 + 15;
-  EXPECT(exp >= 1 && exp <= 30, "half out of range");
-  double mant = (m * 2 - 1) * 1024;
-  EXPECT(mant == floor(mant), "not exact in half");
-  return (uint16_t)(sign | (exp << 10) | (uint16_t)mant);
+  double a = f < 0 ? -f : f;
+  int e = 0;
+  while (a >= 2) a /= 2, e++;
+  while (a < 1) a *= 2, e--;
+  double mant = (a - 1) * 1024; /* a in [1, 2) */
+  uint16_t m = (uint16_t)mant;
+  EXPECT((double)m == mant, "%g is not exact in half", f);
+  EXPECT(e + 15 >= 1 && e + 15 <= 30, "%g is out of the normal half range", f);
+  return (uint16_t)(sign | (e + 15) << 10 | m);
 }
 
 /* ------------------------------------------------------------ row path */
@@ -1690,6 +1692,75 @@ static void test_stream_errors(void) {
   s.release(&s);
 }
 
+static void test_more_contract(void) {
+  struct ArrowSchema s;
+  QuiverWriter *w = NULL;
+  OKW(NULL, quiver_schema_parse(REUSE, &s));
+  OKW(NULL, quiver_writer_new(&s, NULL, &w));
+  CHECK(quiver_writer_last_error(w) == NULL, "a fresh writer has no last error (NULL)");
+  quiver_writer_free(w);
+
+  struct QuiverOptions o;
+  quiver_options_default(&o);
+  o.batch_rows = 0;
+  w = NULL;
+  int rc = quiver_writer_new(&s, &o, &w);
+  CHECK(rc == EINVAL && w == NULL, "batch_rows = 0 -> EINVAL (%d)", rc);
+  s.release(&s);
+
+  /* a stream whose first fill writes nothing is empty */
+  FillCtx ctx = {.cols = reuse_cols, .ncols = N_REUSE, .gen = gen_reuse, .total_rows = 0};
+  struct ArrowArrayStream st;
+  open_stream(REUSE, 16, true, &ctx, &st);
+  struct ArrowArray b;
+  next(&st, &b);
+  CHECK(b.release == NULL && ctx.calls == 1, "empty stream: the first get_next is the end (0, released array)");
+  st.release(&st);
+}
+
+/* Batches released on another thread while the main thread pulls the next one. */
+typedef struct Releaser {
+  struct ArrowArray batch;
+} Releaser;
+static int release_on_thread(void *arg) {
+  Releaser *r = arg;
+  r->batch.release(&r->batch);
+  return r->batch.release == NULL ? 0 : 1;
+}
+
+static void test_release_on_other_thread(void) {
+  enum { NB = 40 };
+  FillCtx ctx = {.cols = reuse_cols, .ncols = N_REUSE, .gen = gen_reuse, .total_rows = NB * REUSE_BATCH};
+  struct ArrowArrayStream st;
+  open_stream(REUSE, REUSE_BATCH, true, &ctx, &st);
+  static Releaser rel[NB];
+  thrd_t t[NB];
+  for (int k = 0; k < NB; k++) {
+    next(&st, &rel[k].batch);
+    EXPECT(rel[k].batch.release != NULL, "stream ended early at batch %d", k + 1);
+    check_batch(&rel[k].batch, reuse_cols, N_REUSE, gen_reuse, (int64_t)k * REUSE_BATCH, REUSE_BATCH,
+                "batch released on another thread");
+    /* the moved struct is released on a thread while get_next runs here */
+    EXPECT(thrd_create(&t[k], release_on_thread, &rel[k]) == thrd_success, "thrd_create");
+    if (k >= 2) {
+      int res = 1;
+      EXPECT(thrd_join(t[k - 2], &res) == thrd_success && res == 0, "release thread %d failed", k - 1);
+    }
+  }
+  for (int k = NB - 2; k < NB; k++) {
+    int res = 1;
+    EXPECT(thrd_join(t[k], &res) == thrd_success && res == 0, "release thread %d failed", k + 1);
+  }
+  struct ArrowArray end;
+  next(&st, &end);
+  EXPECT(end.release == NULL, "stream did not end");
+  st.release(&st);
+  CHECK(quiver_live_arrays() == 0, "%d batches released on other threads, concurrently with get_next: values intact, "
+                                   "nothing live (%" PRId64 ")", NB, quiver_live_arrays());
+  CHECK(ctx.after[NB - 1].buffers_reused > 0, "buffers released on other threads were reused (%" PRIu64 ")",
+        ctx.after[NB - 1].buffers_reused);
+}
+
 static void test_writer_free_keeps_batches(void) {
   struct ArrowSchema s;
   QuiverWriter *w;
@@ -1722,6 +1793,8 @@ int main(int argc, char **argv) {
   test_reuse_hold();
   test_stream_errors();
   test_writer_free_keeps_batches();
+  test_more_contract();
+  test_release_on_other_thread();
 
   CHECK(quiver_live_arrays() == 0, "quiver_live_arrays() == 0 at the end (%" PRId64 ")", quiver_live_arrays());
   printf("consumer: all %d checks passed\n", n_ok);

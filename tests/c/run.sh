@@ -109,7 +109,14 @@ compile_c() {
   local out=$1; shift
   "$CC" -std=c11 -O1 -g "${WARN[@]}" "${VERSION_DEF[@]}" "${QCFLAGS[@]}" "$@" -o "$out" "${QLIBS[@]}"
 }
-run() { echo "\$ $*"; "$@"; }
+# run PROGRAM ARGS...: runs it, and keeps its "NAME: all N checks passed" line for the summary
+run() {
+  echo "\$ $*"
+  "$@" | tee "$build/run.out"
+  local rc=${PIPESTATUS[0]}
+  sed -n 's/^\([a-z_]*\): all \([0-9]*\) checks passed$/\1 \2/p' "$build/run.out" >"$build/$(basename "$1").checks"
+  return "$rc"
+}
 
 # ---- 1. consumer.c, shared and static -----------------------------------------------
 if step "compile consumer.c (C11, shared libquiver)" compile_c "$build/consumer" "$here/consumer.c"; then
@@ -217,19 +224,22 @@ compile_asan() {
   compile_c "$build/consumer-asan" "$here/consumer.c" -fsanitize=address,undefined -fno-omit-frame-pointer \
     -fno-sanitize-recover=undefined
 }
-# LeakSanitizer works for the Rust shared object too (its allocations go through malloc);
-# it needs ptrace, which some sandboxes forbid: then leaks are left to valgrind.
+# LeakSanitizer works for the Rust shared object too (its allocations go through malloc).
+# It needs ptrace, which some sandboxes forbid: then it runs again with detect_leaks=0 and
+# leaks are left to the valgrind step.
 run_asan() {
-  local leaks=1
-  if ! ASAN_OPTIONS=detect_leaks=1 "$build/consumer-asan" --quiet >/dev/null 2>"$build/asan-probe.err"; then
-    if grep -q 'LeakSanitizer does not work under ptrace\|LeakSanitizer has encountered a fatal error' "$build/asan-probe.err"; then
-      leaks=0
-      echo "note: LeakSanitizer cannot run here; detect_leaks=0, leaks are checked by valgrind"
-    fi
+  local opts="halt_on_error=1:detect_leaks=1" rc
+  export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  echo "\$ ASAN_OPTIONS=$opts UBSAN_OPTIONS=$UBSAN_OPTIONS $build/consumer-asan"
+  ASAN_OPTIONS=$opts "$build/consumer-asan" 2>&1 | tee "$build/asan.out"
+  rc=${PIPESTATUS[0]}
+  if [ "$rc" -ne 0 ] && grep -q 'LeakSanitizer does not work under ptrace\|LeakSanitizer has encountered a fatal error' "$build/asan.out"; then
+    opts="halt_on_error=1:detect_leaks=0"
+    echo "note: LeakSanitizer cannot run here; again with $opts, leaks are checked by valgrind"
+    ASAN_OPTIONS=$opts "$build/consumer-asan"
+    rc=$?
   fi
-  echo "\$ ASAN_OPTIONS=detect_leaks=$leaks:abort_on_error=0:halt_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 $build/consumer-asan"
-  ASAN_OPTIONS=detect_leaks=$leaks:halt_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    "$build/consumer-asan"
+  return "$rc"
 }
 if step "compile consumer.c with -fsanitize=address,undefined -fno-omit-frame-pointer" compile_asan; then
   step "run consumer under ASan+UBSan" run_asan
@@ -257,5 +267,6 @@ echo
 if [ "$failed" -gt 0 ]; then
   echo "failed steps:"; printf '  %s\n' "${failures[@]}"
 fi
-echo "SUMMARY $passed passed, $failed failed, $skipped skipped (C/C++ consumer steps)"
+checks=$(cat "$build"/*.checks 2>/dev/null | sort -u | paste -sd, - | sed "s/,/, /g")
+echo "SUMMARY $passed passed, $failed failed, $skipped skipped (C/C++ consumer steps${checks:+; checks: $checks})"
 [ "$failed" -eq 0 ]
