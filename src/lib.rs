@@ -2,8 +2,8 @@
 //! the Arrow C Data and C Stream interfaces, with recycled buffers and bytes
 //! that never depend on what memory held before.
 //!
-//! See `README.md` for an overview and `docs/ffi.md` for the ownership
-//! contract.
+//! The ownership contract is in `docs/ffi.md`; the README follows.
+#![doc = include_str!("../README.md")]
 
 mod buffer;
 mod columns;
