@@ -1306,6 +1306,26 @@ static void test_hand_schema_columns(void) {
     set_bit(uvalid, i, !v.null);
   }
   bvalid[2] |= 0xE0; /* bits past the end: must be ignored */
+  /* bad column writes first: they must leave the writer as it was */
+  int rc = quiver_write_column(w, hand_cols[H_C]->node, a, NULL, N);
+  CHECK(rc == EINVAL, "quiver_write_column on a utf8 column -> EINVAL (%d)", rc);
+  rc = quiver_write_column(w, hand_cols[H_D]->child[0]->node, a, NULL, N);
+  CHECK(rc == EINVAL, "quiver_write_column on a nested node (d.item) -> EINVAL (%d)", rc);
+  rc = quiver_write_column(w, hand_cols[H_A]->node, a, NULL, -1);
+  CHECK(rc == EINVAL, "quiver_write_column with length -1 -> EINVAL (%d)", rc);
+  rc = quiver_write_column(w, hand_cols[H_A]->node, NULL, NULL, N);
+  CHECK(rc == EINVAL, "quiver_write_column with NULL values -> EINVAL (%d)", rc);
+  {
+    struct ArrowSchema tmp;
+    build_hand_schema(&tmp);
+    struct ArrowArray *in = hand_input(H_C, N, 0);
+    rc = quiver_write_array(w, hand_cols[H_A]->node, in, tmp.children[H_C]);
+    CHECK(rc == EINVAL, "quiver_write_array of a utf8 array into an int32 column -> EINVAL (%d)", rc);
+    in->release(in);
+    tmp.release(&tmp);
+  }
+  CHECK(quiver_writer_rows(w) == 0, "the failed column writes wrote nothing");
+
   OKW(w, quiver_write_column(w, hand_cols[H_A]->node, a, NULL, N));
   OKW(w, quiver_write_column(w, hand_cols[H_B]->node, bv, bvalid, N));
   OKW(w, quiver_write_column(w, hand_cols[H_F]->node, f, NULL, N));
@@ -1355,7 +1375,7 @@ static void test_hand_schema_columns(void) {
   un.children[0] = hs_new("+ud:0", "u", true, 1);
   un.children[0]->children[0] = hs_new("i", "i", true, 0);
   w = NULL;
-  int rc = quiver_writer_new(&un, NULL, &w);
+  rc = quiver_writer_new(&un, NULL, &w);
   const char *m = quiver_last_error();
   CHECK(rc == ENOSYS && w == NULL && m && *m, "writer for a dense union (\"+ud:0\") -> ENOSYS (%d), \"%s\"", rc,
         m ? m : "");
@@ -1649,6 +1669,56 @@ static void test_reuse_hold(void) {
   st.release(&st);
 }
 
+/* A consumer keeps one column of a batch and releases the rest: the other columns are
+   reused, the kept one is left alone. */
+static void test_keep_one_column(void) {
+  FillCtx ctx = {.cols = reuse_cols, .ncols = N_REUSE, .gen = gen_reuse, .total_rows = 4 * REUSE_BATCH};
+  struct ArrowArrayStream st;
+  open_stream(REUSE, REUSE_BATCH, true, &ctx, &st);
+  struct ArrowArray b1, b;
+  next(&st, &b1);
+  Addrs cols1[N_REUSE];
+  for (int c = 0; c < N_REUSE; c++) {
+    memset(&cols1[c], 0, sizeof cols1[c]);
+    collect(b1.children[c], &cols1[c]);
+  }
+  struct ArrowArray kept = *b1.children[R_TAGS]; /* move the column out */
+  b1.children[R_TAGS]->release = NULL;
+  release_batch(&b1);
+  for (int k = 2; k <= 4; k++) {
+    next(&st, &b);
+    char what[64];
+    snprintf(what, sizeof what, "batch %d (tags of batch 1 kept)", k);
+    check_batch(&b, reuse_cols, N_REUSE, gen_reuse, (int64_t)(k - 1) * REUSE_BATCH, REUSE_BATCH, what);
+    for (int c = 0; c < N_REUSE; c++) {
+      Addrs now;
+      memset(&now, 0, sizeof now);
+      collect(b.children[c], &now);
+      int d;
+      if (c == R_TAGS)
+        EXPECT(disjoint_addrs(&now, &cols1[c]), "batch %d: column tags shares a buffer with the kept one", k);
+      else
+        EXPECT(same_addrs(&now, &cols1[c], &d), "batch %d: column %s buffer %d not reused from batch 1", k,
+               reuse_cols[c]->name, d);
+    }
+    release_batch(&b);
+    /* the kept column is intact */
+    check_shape(&kept, reuse_cols[R_TAGS], "kept tags");
+    for (int64_t r = 0; r < REUSE_BATCH; r++) {
+      size_t mark = arena_used;
+      Val v;
+      gen_reuse(R_TAGS, r, &v);
+      check_val(&kept, reuse_cols[R_TAGS], r, &v, "kept tags", r);
+      arena_used = mark;
+    }
+  }
+  ok("keeping one column (tags) of batch 1: the other columns reuse their buffers, tags gets new ones, the kept "
+     "column reads back unchanged");
+  release_batch(&kept);
+  st.release(&st);
+  CHECK(quiver_live_arrays() == 0, "kept column released: nothing live");
+}
+
 static void test_stream_errors(void) {
   FillCtx ctx = {.cols = reuse_cols, .ncols = N_REUSE, .gen = gen_reuse, .total_rows = 1000, .fail_on_call = 2,
                  .fail_message = "disk on fire at row 256"};
@@ -1791,6 +1861,7 @@ int main(int argc, char **argv) {
   test_reuse_release_each();
   test_no_recycle();
   test_reuse_hold();
+  test_keep_one_column();
   test_stream_errors();
   test_writer_free_keeps_batches();
   test_more_contract();
