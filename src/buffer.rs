@@ -137,6 +137,12 @@ impl Slot {
         self.buf.resize(new_len, 0);
     }
 
+    #[inline]
+    pub fn get_bit(&self, i: usize) -> bool {
+        let byte = i >> 3;
+        byte < self.buf.len() && self.buf.as_slice()[byte] & (1 << (i & 7)) != 0
+    }
+
     /// Clears bits `from..to` (rolling back an uncommitted part).
     pub fn clear_bits(&mut self, from: usize, to: usize) {
         let slice = self.buf.as_slice_mut();

@@ -13,12 +13,17 @@ use crate::writer::{ArrowWriter, last_offset, overflow, push_offset};
 
 /// Source validity: a bitmap and the bit where the copied range starts.
 #[derive(Clone, Copy)]
-struct Bits<'a> {
+pub(crate) struct Bits<'a> {
     bytes: &'a [u8],
     offset: usize,
 }
 
 impl Bits<'_> {
+    /// Whether row `i` of the copied range is valid.
+    pub(crate) fn get(&self, i: usize) -> bool {
+        arrow_buffer::bit_util::get_bit(self.bytes, self.offset + i)
+    }
+
     fn count_zeros(&self, len: usize) -> usize {
         len - BitChunks::new(self.bytes, self.offset, len).iter_padded().map(|c| c.count_ones() as usize).sum::<usize>()
     }
@@ -91,12 +96,10 @@ impl ArrowWriter {
     /// was, so nothing else changes. When every top-level column then has the
     /// same length, those rows are committed.
     fn column_write(&mut self, node: usize, write: impl FnOnce(&mut Self) -> Result<()>) -> Result<()> {
-        let range = node..self.subtree_end[node];
-        let before: Vec<(usize, usize)> = self.nodes[range.clone()].iter().map(|n| (n.len, n.null_count)).collect();
+        let subtree = crate::node::subtree_of(&self.nodes, node);
+        let before: Vec<(usize, usize)> = subtree.iter().map(|&i| (self.nodes[i].len, self.nodes[i].null_count)).collect();
         if let Err(e) = write(self) {
-            for (i, (len, nulls)) in range.zip(before) {
-                self.truncate_node(i, len, nulls);
-            }
+            self.truncate_nodes(&subtree, &before);
             return Err(e);
         }
         let len = self.nodes[self.top[0]].len;
@@ -225,6 +228,21 @@ impl ArrowWriter {
         Ok(())
     }
 
+    /// A non-nullable node refuses input with nulls.
+    fn check_no_nulls(&self, node: usize, call: &str, bits: Option<Bits>, count: usize) -> Result<()> {
+        let n = &self.nodes[node];
+        if let (false, Some(b)) = (n.nullable, bits) {
+            let nulls = b.count_zeros(count);
+            if nulls > 0 {
+                return Err(QuiverError::invalid(format!(
+                    "{call}: {} is not nullable but the input has {nulls} nulls",
+                    n.describe(node)
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// Fixed-width (and boolean) values `start..start+count` of `values`.
     fn copy_fixed(&mut self, node: usize, call: &str, values: &[u8], start: usize, bits: Option<Bits>, count: usize) -> Result<()> {
         self.copy_validity(node, call, bits, count)?;
@@ -248,7 +266,7 @@ impl ArrowWriter {
                     let slice = slot.buf.as_slice_mut();
                     for_each_zero(b, count, |i| slice[base + i * width..base + (i + 1) * width].fill(0));
                 }
-                if let Some(p) = precision {
+                if let Some(p) = precision.filter(|_| self.options.check_decimal_precision) {
                     if let Some(bad) = first_over_precision(&slot.buf.as_slice()[base..], width, p) {
                         let what = n.describe(node);
                         return Err(QuiverError::new(
@@ -265,7 +283,7 @@ impl ArrowWriter {
     }
 
     /// Copies logical rows `start..start+count` of `data` into `node`.
-    fn copy_data(&mut self, node: usize, data: &ArrayData, start: usize, count: usize) -> Result<()> {
+    pub(crate) fn copy_data(&mut self, node: usize, data: &ArrayData, start: usize, count: usize) -> Result<()> {
         const CALL: &str = "write_array";
         let bits = Self::bits_of(data, start);
         let off = data.offset() + start;
@@ -279,6 +297,16 @@ impl ArrowWriter {
             Kind::Bool => return self.copy_fixed(node, CALL, data.buffers()[0].as_slice(), off, bits, count),
             Kind::Fixed { .. } => {
                 return self.copy_fixed(node, CALL, data.buffers()[0].as_slice(), off, bits, count);
+            }
+            Kind::Encoded { .. } | Kind::Union { .. } | Kind::View { .. } | Kind::ListView { .. } => {
+                // Written value by value, which sets validity and length.
+                self.check_no_nulls(node, CALL, bits, count)?;
+                return match kind {
+                    Kind::Encoded { .. } => self.copy_encoded(node, data, start, count, bits),
+                    Kind::Union { .. } => self.copy_union(node, data, start, count),
+                    Kind::View { .. } => self.copy_views(node, data, start, count, bits),
+                    _ => self.copy_list_views(node, data, start, count, bits),
+                };
             }
             _ => {}
         }
@@ -345,7 +373,7 @@ impl ArrowWriter {
                     Ok(())
                 })?;
             }
-            Kind::Null | Kind::Bool | Kind::Fixed { .. } => unreachable!("handled above"),
+            _ => unreachable!("handled above"),
         }
         self.nodes[node].len += count;
         Ok(())

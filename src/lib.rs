@@ -7,6 +7,8 @@
 
 mod buffer;
 mod columns;
+mod encoded;
+mod layouts;
 pub mod error;
 mod node;
 pub mod schema_text;

@@ -1,7 +1,9 @@
 //! The node tree of a writer: one [`Node`] per field of the schema, nested
 //! fields included, numbered in pre-order (DESIGN.md, C-API.md "Nodes").
 
-use arrow_schema::{DataType, FieldRef, IntervalUnit, Schema};
+use std::sync::Arc;
+
+use arrow_schema::{DataType, Field, FieldRef, IntervalUnit, Schema};
 
 use crate::buffer::Slot;
 use crate::error::{ErrorCode, QuiverError, Result};
@@ -20,6 +22,16 @@ pub(crate) enum Kind {
     List { large: bool },
     FixedList { size: usize },
     Struct,
+    /// Dictionary (`ree: false`: keys of `index_width` bytes) or run-end
+    /// encoded (`ree: true`: run ends of `index_width` bytes). The logical
+    /// values are written into a hidden value node (`Node::value_node`).
+    Encoded { ree: bool, index_width: usize },
+    /// Sparse or dense union: type ids, offsets when dense, one child per member.
+    Union { dense: bool },
+    /// Utf8View / BinaryView: 16-byte views and one data buffer.
+    View { utf8: bool },
+    /// ListView / LargeListView: offsets and sizes into one child.
+    ListView { large: bool },
 }
 
 /// A typed value a row-path append can carry; a node accepts a set of them.
@@ -102,8 +114,34 @@ pub(crate) struct Node {
     pub validity: Option<Slot>,
     /// Values (fixed), value bitmap (bool) or offsets (var, list, map).
     pub values: Option<Slot>,
-    /// Bytes of variable-width values.
+    /// Bytes of variable-width values and views, dense union offsets, list-view sizes.
     pub data: Option<Slot>,
+    /// Hidden node holding the values of a dictionary / run-end encoded node.
+    pub value_node: Option<usize>,
+    /// Interning state of a dictionary / run-end encoded node.
+    pub encoding: Option<Box<Encoding>>,
+    /// Union type ids, one per child.
+    pub type_ids: Vec<i8>,
+    /// Child length when the open list view value began; for a union, the
+    /// sum of its children's lengths.
+    pub open_start: usize,
+    /// Union: each child's length when the open value began.
+    pub open_lens: Vec<usize>,
+    /// Not a public node: the value node of an encoded node.
+    pub hidden: bool,
+}
+
+/// What an encoded node needs to find equal values.
+#[derive(Debug, Default)]
+pub(crate) struct Encoding {
+    /// Dictionary: value key -> dictionary index.
+    pub index: std::collections::HashMap<Vec<u8>, usize>,
+    /// Run-end encoded: the key of the last run's value.
+    pub last: Option<Vec<u8>>,
+    /// Lengths and null counts of the value subtree before the value being written.
+    pub snapshot: Vec<(usize, usize)>,
+    /// The value subtree (the value node and its descendants).
+    pub subtree: Vec<usize>,
 }
 
 impl Node {
@@ -128,20 +166,56 @@ impl Node {
 
     pub fn offset_width(&self) -> usize {
         match self.kind {
-            Kind::Var { large: true, .. } | Kind::List { large: true } => 8,
+            Kind::Var { large: true, .. } | Kind::List { large: true } | Kind::ListView { large: true } => 8,
             _ => 4,
         }
     }
 }
 
-/// Builds the node tree of `schema`. An unsupported type is an `ENOSYS` error
-/// naming the type and the field.
+/// Builds the node tree of `schema`: public nodes in pre-order, then the
+/// hidden value nodes of encoded nodes. An unsupported type is an `ENOSYS`
+/// error naming the type and the field.
 pub(crate) fn build_nodes(schema: &Schema) -> Result<Vec<Node>> {
     let mut nodes = Vec::new();
     for field in schema.fields() {
         add_node(&mut nodes, field, field.name().clone(), None)?;
     }
-    Ok(nodes)
+    // Move hidden nodes after the public ones, keeping both orders.
+    let order: Vec<usize> = (0..nodes.len())
+        .filter(|&i| !nodes[i].hidden)
+        .chain((0..nodes.len()).filter(|&i| nodes[i].hidden))
+        .collect();
+    let mut new_index = vec![0; nodes.len()];
+    for (new, &old) in order.iter().enumerate() {
+        new_index[old] = new;
+    }
+    let mut slots: Vec<Option<Node>> = nodes.into_iter().map(Some).collect();
+    let mut out = Vec::with_capacity(slots.len());
+    for &old in &order {
+        let mut n = slots[old].take().expect("each node once");
+        n.parent = n.parent.map(|p| new_index[p]);
+        n.children.iter_mut().for_each(|c| *c = new_index[*c]);
+        n.value_node = n.value_node.map(|v| new_index[v]);
+        out.push(n);
+    }
+    for i in 0..out.len() {
+        if out[i].value_node.is_some() {
+            let subtree = subtree_of(&out, out[i].value_node.expect("checked"));
+            out[i].encoding.as_mut().expect("encoded nodes have an encoding").subtree = subtree;
+        }
+    }
+    Ok(out)
+}
+
+/// `node` and all its descendants, depth first.
+pub(crate) fn subtree_of(nodes: &[Node], node: usize) -> Vec<usize> {
+    let mut out = vec![node];
+    let mut i = 0;
+    while i < out.len() {
+        out.extend(nodes[out[i]].children.iter().copied());
+        i += 1;
+    }
+    out
 }
 
 fn add_node(nodes: &mut Vec<Node>, field: &FieldRef, path: String, parent: Option<usize>) -> Result<usize> {
@@ -196,7 +270,35 @@ fn add_node(nodes: &mut Vec<Node>, field: &FieldRef, path: String, parent: Optio
             (Kind::FixedList { size: *n as usize }, &[], None)
         }
         DataType::Struct(_) => (Kind::Struct, &[], None),
-        _ => return Err(unsupported(" by the writer yet")),
+        DataType::Utf8View => (Kind::View { utf8: true }, &[Bytes], None),
+        DataType::BinaryView => (Kind::View { utf8: false }, &[Bytes], None),
+        DataType::ListView(_) => (Kind::ListView { large: false }, &[], None),
+        DataType::LargeListView(_) => (Kind::ListView { large: true }, &[], None),
+        DataType::Union(fields, mode) => {
+            if fields.is_empty() {
+                return Err(unsupported(" (a union needs at least one member)"));
+            }
+            (Kind::Union { dense: *mode == arrow_schema::UnionMode::Dense }, &[], None)
+        }
+        DataType::Dictionary(key, _) => {
+            let width = match key.as_ref() {
+                DataType::Int8 | DataType::UInt8 => 1,
+                DataType::Int16 | DataType::UInt16 => 2,
+                DataType::Int32 | DataType::UInt32 => 4,
+                DataType::Int64 | DataType::UInt64 => 8,
+                _ => return Err(unsupported(" (dictionary keys must be integers)")),
+            };
+            (Kind::Encoded { ree: false, index_width: width }, &[], None)
+        }
+        DataType::RunEndEncoded(run_ends, _) => {
+            let width = match run_ends.data_type() {
+                DataType::Int16 => 2,
+                DataType::Int32 => 4,
+                DataType::Int64 => 8,
+                _ => return Err(unsupported(" (run ends must be int16, int32 or int64)")),
+            };
+            (Kind::Encoded { ree: true, index_width: width }, &[], None)
+        }
     };
     let index = nodes.len();
     nodes.push(Node {
@@ -212,15 +314,47 @@ fn add_node(nodes: &mut Vec<Node>, field: &FieldRef, path: String, parent: Optio
         null_count: 0,
         committed_len: 0,
         committed_nulls: 0,
-        validity: (field.is_nullable() && kind != Kind::Null).then(Slot::default),
+        validity: (field.is_nullable()
+            && !matches!(kind, Kind::Null | Kind::Union { .. } | Kind::Encoded { ree: true, .. }))
+        .then(Slot::default),
         values: (!matches!(kind, Kind::Null | Kind::Struct | Kind::FixedList { .. })).then(Slot::default),
-        data: matches!(kind, Kind::Var { .. }).then(Slot::default),
+        data: matches!(kind, Kind::Var { .. } | Kind::View { .. } | Kind::ListView { .. } | Kind::Union { dense: true })
+            .then(Slot::default),
+        value_node: None,
+        encoding: matches!(kind, Kind::Encoded { .. }).then(Box::default),
+        type_ids: match dt {
+            DataType::Union(fields, _) => fields.iter().map(|(id, _)| id).collect(),
+            _ => Vec::new(),
+        },
+        open_start: 0,
+        open_lens: Vec::new(),
+        hidden: false,
     });
+    let value_type = match dt {
+        DataType::Dictionary(_, value) => Some(Field::new("values", value.as_ref().clone(), true)),
+        DataType::RunEndEncoded(_, values) => Some(values.as_ref().clone()),
+        _ => None,
+    };
+    if let Some(value_field) = value_type {
+        // The value node takes the appends; its children are public nodes
+        // under the encoded node, its own number is hidden.
+        let v = add_node(nodes, &Arc::new(value_field), path.clone(), Some(index))?;
+        nodes[v].hidden = true;
+        nodes[index].accepts = nodes[v].accepts;
+        nodes[index].decimal_precision = nodes[v].decimal_precision;
+        nodes[index].value_node = Some(v);
+        nodes[index].children.push(v);
+        return Ok(index);
+    }
     let child_fields: Vec<FieldRef> = match dt {
-        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) | DataType::Map(f, _) => {
-            vec![f.clone()]
-        }
+        DataType::List(f)
+        | DataType::LargeList(f)
+        | DataType::FixedSizeList(f, _)
+        | DataType::Map(f, _)
+        | DataType::ListView(f)
+        | DataType::LargeListView(f) => vec![f.clone()],
         DataType::Struct(fields) => fields.iter().cloned().collect(),
+        DataType::Union(fields, _) => fields.iter().map(|(_, f)| f.clone()).collect(),
         _ => Vec::new(),
     };
     if let DataType::Map(entries, _) = dt {

@@ -9,6 +9,7 @@ use arrow_schema::{DataType, SchemaRef};
 
 use crate::buffer::{Counters, Fill, Slot};
 use crate::error::{ErrorCode, QuiverError, Result};
+use crate::encoded::is_container;
 use crate::node::{Input, Kind, Node, build_nodes};
 
 /// Options of a writer; start from `WriterOptions::default()`.
@@ -23,11 +24,14 @@ pub struct WriterOptions {
     pub retain: usize,
     /// Check that utf8 appends are valid UTF-8. Default true.
     pub validate_utf8: bool,
+    /// Refuse decimals over their precision (`ERANGE`). Default true; turn
+    /// off only to carry data that is already out of range as it is.
+    pub check_decimal_precision: bool,
 }
 
 impl Default for WriterOptions {
     fn default() -> Self {
-        WriterOptions { batch_rows: 8192, recycle: true, retain: 3, validate_utf8: true }
+        WriterOptions { batch_rows: 8192, recycle: true, retain: 3, validate_utf8: true, check_decimal_precision: true }
     }
 }
 
@@ -52,10 +56,10 @@ pub struct WriterStats {
 pub struct ArrowWriter {
     pub(crate) schema: SchemaRef,
     pub(crate) nodes: Vec<Node>,
+    /// Public nodes come first; hidden value nodes of encoded nodes after.
+    pub(crate) public: usize,
     /// Node numbers of the top-level columns.
     pub(crate) top: Vec<usize>,
-    /// One past the last node of each node's subtree (pre-order).
-    pub(crate) subtree_end: Vec<usize>,
     pub(crate) options: WriterOptions,
     /// Committed rows in the current batch.
     pub(crate) rows: usize,
@@ -77,17 +81,12 @@ impl ArrowWriter {
         }
         let nodes = build_nodes(&schema)?;
         let top = nodes.iter().enumerate().filter(|(_, n)| n.parent.is_none()).map(|(i, _)| i).collect();
-        let mut subtree_end: Vec<usize> = (1..=nodes.len()).collect();
-        for i in (0..nodes.len()).rev() {
-            if let Some(&last) = nodes[i].children.last() {
-                subtree_end[i] = subtree_end[last];
-            }
-        }
+        let public = nodes.iter().filter(|n| !n.hidden).count();
         Ok(ArrowWriter {
             schema,
+            public,
             nodes,
             top,
-            subtree_end,
             options,
             rows: 0,
             open: Vec::new(),
@@ -117,7 +116,7 @@ impl ArrowWriter {
 
     /// Number of nodes (fields, nested ones included).
     pub fn node_count(&self) -> usize {
-        self.nodes.len()
+        self.public
     }
 
     /// The node number of a top-level column by name.
@@ -127,7 +126,7 @@ impl ArrowWriter {
 
     /// The node number of a field by its dotted path (`pt.x`, `tags.item`).
     pub fn node(&self, path: &str) -> Option<usize> {
-        self.nodes.iter().position(|n| n.path == path)
+        self.nodes[..self.public].iter().position(|n| n.path == path)
     }
 
     pub fn stats(&self) -> WriterStats {
@@ -176,6 +175,12 @@ impl ArrowWriter {
                 match n.kind {
                     Kind::Bool => v.start(rows.div_ceil(8), Fill::ZeroedBits, recycle, counters),
                     Kind::Fixed { width } => v.start(rows * width, Fill::Push, recycle, counters),
+                    Kind::Encoded { ree: false, index_width } => v.start(rows * index_width, Fill::Push, recycle, counters),
+                    // Run ends and list-view offsets are offsets: zeroed.
+                    Kind::Encoded { ree: true, .. } => v.start(0, Fill::ZeroedPush, recycle, counters),
+                    Kind::ListView { .. } => v.start(rows * offset_width, Fill::ZeroedPush, recycle, counters),
+                    Kind::Union { .. } => v.start(rows, Fill::Push, recycle, counters),
+                    Kind::View { .. } => v.start(rows * 16, Fill::Push, recycle, counters),
                     _ => {
                         v.start((rows + 1) * offset_width, Fill::ZeroedPush, recycle, counters);
                         push_offset(v, offset_width, 0);
@@ -183,7 +188,15 @@ impl ArrowWriter {
                 }
             }
             if let Some(d) = &mut n.data {
-                d.start(0, Fill::Push, recycle, counters);
+                match n.kind {
+                    Kind::ListView { .. } => d.start(rows * offset_width, Fill::ZeroedPush, recycle, counters),
+                    Kind::Union { .. } => d.start(rows * 4, Fill::ZeroedPush, recycle, counters),
+                    _ => d.start(0, Fill::Push, recycle, counters),
+                }
+            }
+            if let Some(e) = &mut n.encoding {
+                e.index.clear();
+                e.last = None;
             }
         }
         self.rows = 0;
@@ -197,7 +210,7 @@ impl ArrowWriter {
     #[inline]
     fn target(&mut self, node: usize, call: &str) -> Result<()> {
         self.ensure_started();
-        let Some(n) = self.nodes.get(node) else {
+        let Some(n) = self.nodes[..self.public].get(node) else {
             return Err(self.unknown_node(call, node));
         };
         let ok = match n.parent {
@@ -213,6 +226,9 @@ impl ArrowWriter {
             Kind::Struct => child_len == p.len,
             Kind::List { .. } => true,
             Kind::FixedList { size } => child_len < (p.len + 1) * size,
+            Kind::ListView { .. } => true,
+            Kind::Union { dense: true } => p.children.iter().map(|&c| self.nodes[c].len).sum::<usize>() == p.open_start,
+            Kind::Union { dense: false } => p.children.iter().all(|&c| self.nodes[c].len == p.len),
             _ => false,
         }
     }
@@ -220,8 +236,8 @@ impl ArrowWriter {
     pub(crate) fn unknown_node(&self, call: &str, node: usize) -> QuiverError {
         QuiverError::invalid(format!(
             "{call}: unknown node {node}: the schema has {} nodes (0..{})",
-            self.nodes.len(),
-            self.nodes.len().saturating_sub(1)
+            self.public,
+            self.public.saturating_sub(1)
         ))
     }
 
@@ -277,19 +293,30 @@ impl ArrowWriter {
     #[inline]
     fn append_le(&mut self, node: usize, input: Input, bytes: &[u8]) -> Result<()> {
         self.target(node, input.name())?;
-        let n = &self.nodes[node];
+        let dst = self.nodes[node].value_node.unwrap_or(node);
+        let n = &self.nodes[dst];
         if !n.accepts(input) {
             return Err(self.wrong_input(node, input));
         }
+        if dst != node {
+            return self.append_encoded(node, |w| w.write_le(dst, input, bytes));
+        }
+        self.write_le(dst, input, bytes)
+    }
+
+    /// Writes one typed value into the fixed-width or boolean node `dst`.
+    #[inline]
+    fn write_le(&mut self, dst: usize, input: Input, bytes: &[u8]) -> Result<()> {
+        let n = &self.nodes[dst];
         let Kind::Fixed { width } = n.kind else {
             // Only Bool is not fixed among the typed inputs.
-            return self.push_bool(node, bytes[0] != 0);
+            return self.push_bool(dst, bytes[0] != 0);
         };
-        if width == bytes.len() && n.decimal_precision.is_none() {
-            self.push_fixed(node, bytes);
+        if width == bytes.len() && (n.decimal_precision.is_none() || !self.options.check_decimal_precision) && input != Input::Decimal {
+            self.push_fixed(dst, bytes);
             return Ok(());
         }
-        self.append_converted(node, input, width, bytes)
+        self.append_converted(dst, input, width, bytes)
     }
 
     #[cold]
@@ -304,7 +331,9 @@ impl ArrowWriter {
                     bytes.len()
                 ))
             })?;
-            self.check_decimal(node, input.name(), value)?;
+            if self.options.check_decimal_precision {
+                self.check_decimal(node, input.name(), value)?;
+            }
             let le = value.to_le_bytes();
             self.push_fixed(node, &le[..width]);
             return Ok(());
@@ -422,27 +451,42 @@ impl ArrowWriter {
     /// interval.
     pub fn append_bytes(&mut self, node: usize, v: &[u8]) -> Result<()> {
         self.target(node, "append_bytes")?;
-        let n = &self.nodes[node];
-        if !n.accepts(Input::Bytes) {
+        let dst = self.nodes[node].value_node.unwrap_or(node);
+        if !self.nodes[dst].accepts(Input::Bytes) {
             return Err(self.wrong_input(node, Input::Bytes));
         }
-        let Kind::Var { large, utf8 } = n.kind else {
-            return self.append_le(node, Input::Bytes, v);
+        if dst != node {
+            return self.append_encoded(node, |w| w.write_bytes(dst, v));
+        }
+        self.write_bytes(dst, v)
+    }
+
+    /// Writes one byte-string value into the variable-width, view or
+    /// fixed-width node `dst`.
+    fn write_bytes(&mut self, dst: usize, v: &[u8]) -> Result<()> {
+        let n = &self.nodes[dst];
+        let (large, utf8) = match n.kind {
+            Kind::Var { large, utf8 } => (large, utf8),
+            Kind::View { utf8 } => (false, utf8),
+            _ => return self.write_le(dst, Input::Bytes, v),
         };
         if utf8 && self.options.validate_utf8 {
             if let Err(e) = std::str::from_utf8(v) {
                 return Err(QuiverError::invalid(format!(
                     "append_bytes: {}: invalid UTF-8 at byte {}",
-                    n.describe(node),
+                    n.describe(dst),
                     e.valid_up_to()
                 )));
             }
         }
-        let n = &mut self.nodes[node];
+        if let Kind::View { .. } = n.kind {
+            return self.push_view(dst, v);
+        }
+        let n = &mut self.nodes[dst];
         let data = n.data.as_mut().expect("var node has data");
         let end = data.buf.len() + v.len();
         if !large && end > i32::MAX as usize {
-            let what = n.describe(node);
+            let what = n.describe(dst);
             return Err(overflow("append_bytes", &what, end));
         }
         data.buf.extend_from_slice(v);
@@ -466,6 +510,16 @@ impl ArrowWriter {
                 n.describe(node)
             )));
         }
+        if let (Kind::Union { .. }, Some(&first)) = (n.kind, n.children.first()) {
+            // A null union value: a null of its first member.
+            if !self.nodes[first].nullable {
+                return Err(QuiverError::invalid(format!(
+                    "append_null: {}: its first member {} is not nullable; append a null inside begin/end",
+                    n.describe(node),
+                    self.nodes[first].describe(first)
+                )));
+            }
+        }
         self.fill_null(node, 1);
         Ok(())
     }
@@ -473,6 +527,11 @@ impl ArrowWriter {
     /// Writes `count` null (or, for a non-nullable node under a null parent,
     /// zero) values into `node` and its children.
     pub(crate) fn fill_null(&mut self, node: usize, count: usize) {
+        match self.nodes[node].kind {
+            Kind::Encoded { .. } => return self.fill_null_encoded(node, count),
+            Kind::Union { .. } => return self.fill_null_union(node, count),
+            _ => {}
+        }
         let n = &mut self.nodes[node];
         let len = n.len;
         if let Some(v) = &mut n.validity {
@@ -505,6 +564,12 @@ impl ArrowWriter {
                 }
                 return;
             }
+            Kind::View { .. } => n.values.as_mut().expect("views").buf.extend_zeros(count * 16),
+            Kind::ListView { .. } => {
+                n.values.as_mut().expect("list-view offsets").buf.extend_zeros(count * width);
+                n.data.as_mut().expect("list-view sizes").buf.extend_zeros(count * width);
+            }
+            Kind::Union { .. } | Kind::Encoded { .. } => unreachable!("handled above"),
         }
         n.len += count;
     }
@@ -513,23 +578,39 @@ impl ArrowWriter {
     pub fn begin(&mut self, node: usize) -> Result<()> {
         self.target(node, "begin")?;
         let n = &self.nodes[node];
-        if !matches!(n.kind, Kind::List { .. } | Kind::FixedList { .. } | Kind::Struct) {
+        let dst = n.value_node.unwrap_or(node);
+        if !is_container(self.nodes[dst].kind) {
             return Err(QuiverError::invalid(format!(
-                "begin: {} is not a list, struct or map",
+                "begin: {} is not a list, struct, map or union",
                 n.describe(node)
             )));
         }
-        self.open.push(node);
+        if dst != node {
+            self.snapshot_values(node);
+        }
+        let d = &self.nodes[dst];
+        let start = match d.kind {
+            Kind::ListView { .. } => self.nodes[d.children[0]].len,
+            Kind::Union { .. } => d.children.iter().map(|&c| self.nodes[c].len).sum(),
+            _ => 0,
+        };
+        self.nodes[dst].open_start = start;
+        if let Kind::Union { .. } = self.nodes[dst].kind {
+            let lens = self.nodes[dst].children.iter().map(|&c| self.nodes[c].len).collect();
+            self.nodes[dst].open_lens = lens;
+        }
+        self.open.push(dst);
         Ok(())
     }
 
     /// Ends the value `begin(node)` started; `node` must be the innermost open node.
     pub fn end(&mut self, node: usize) -> Result<()> {
         self.ensure_started();
-        if node >= self.nodes.len() {
+        if node >= self.public {
             return Err(self.unknown_node("end", node));
         }
-        if self.open.last() != Some(&node) {
+        let dst = self.nodes[node].value_node.unwrap_or(node);
+        if self.open.last() != Some(&dst) {
             let n = &self.nodes[node];
             let msg = match self.open.last() {
                 None => format!("end: {} was not begun (no node is open)", n.describe(node)),
@@ -541,6 +622,16 @@ impl ArrowWriter {
             };
             return Err(QuiverError::invalid(msg));
         }
+        self.end_value(dst)?;
+        self.open.pop();
+        if dst != node {
+            self.commit_encoded(node)?;
+        }
+        Ok(())
+    }
+
+    /// Completes the open value of container `node`: checks, offsets, validity.
+    fn end_value(&mut self, node: usize) -> Result<()> {
         let n = &self.nodes[node];
         match n.kind {
             Kind::Struct => {
@@ -561,6 +652,8 @@ impl ArrowWriter {
                     )));
                 }
             }
+            Kind::Union { .. } => return self.end_union(node),
+            Kind::ListView { .. } => self.end_list_view(node)?,
             _ => {
                 let child_len = self.nodes[n.children[0]].len;
                 let width = n.offset_width();
@@ -576,7 +669,6 @@ impl ArrowWriter {
             v.set_bit(n.len);
         }
         n.len += 1;
-        self.open.pop();
         Ok(())
     }
 
@@ -614,11 +706,23 @@ impl ArrowWriter {
     pub fn abort_row(&mut self) -> Result<()> {
         self.ensure_started();
         self.open.clear();
-        for i in 0..self.nodes.len() {
-            let (len, nulls) = (self.nodes[i].committed_len, self.nodes[i].committed_nulls);
+        let all: Vec<usize> = (0..self.nodes.len()).collect();
+        let to: Vec<(usize, usize)> = self.nodes.iter().map(|n| (n.committed_len, n.committed_nulls)).collect();
+        self.truncate_nodes(&all, &to);
+        Ok(())
+    }
+
+    /// Cuts each of `nodes` back to its `(len, nulls)`, then repairs the
+    /// encoded nodes among them.
+    pub(crate) fn truncate_nodes(&mut self, nodes: &[usize], to: &[(usize, usize)]) {
+        for (&i, &(len, nulls)) in nodes.iter().zip(to) {
             self.truncate_node(i, len, nulls);
         }
-        Ok(())
+        for &i in nodes {
+            if self.nodes[i].encoding.is_some() {
+                self.repair_encoded(i);
+            }
+        }
     }
 
     /// Cuts `node` back to `len` values with `nulls` nulls.
@@ -642,6 +746,23 @@ impl ArrowWriter {
                     d.buf.truncate(end);
                 }
             }
+            Kind::View { .. } => {
+                n.values.as_mut().expect("views").buf.truncate(len * 16);
+                let end = crate::layouts::view_data_end(n.values.as_ref().expect("views"), len);
+                n.data.as_mut().expect("view data").buf.truncate(end);
+            }
+            Kind::ListView { .. } => {
+                n.values.as_mut().expect("list-view offsets").buf.truncate(len * width);
+                n.data.as_mut().expect("list-view sizes").buf.truncate(len * width);
+            }
+            Kind::Union { dense } => {
+                n.values.as_mut().expect("type ids").buf.truncate(len);
+                if dense {
+                    n.data.as_mut().expect("union offsets").buf.truncate(len * 4);
+                }
+            }
+            // Run ends are repaired by repair_encoded.
+            Kind::Encoded { ree: false, index_width } => n.values.as_mut().expect("keys").buf.truncate(len * index_width),
             _ => {}
         }
         n.len = len;
@@ -685,22 +806,35 @@ impl ArrowWriter {
         let child_data: Vec<ArrayData> =
             self.nodes[node].children.clone().into_iter().map(|c| self.freeze(c)).collect();
         let (recycle, retain) = (self.options.recycle, self.options.retain);
+        let runs = self.nodes[node].value_node.map_or(0, |v| self.nodes[v].len);
         let n = &mut self.nodes[node];
         let len = n.len;
         let width = n.offset_width();
         let nulls = n.validity.as_mut().map(|v| v.finish(len.div_ceil(8), recycle, retain));
         let mut buffers = Vec::with_capacity(2);
         if let Some(v) = &mut n.values {
-            let bytes = match n.kind {
-                Kind::Bool => len.div_ceil(8),
-                Kind::Fixed { width } => len * width,
-                _ => (len + 1) * width,
+            let (values_bytes, data_bytes) = match n.kind {
+                Kind::Bool => (len.div_ceil(8), 0),
+                Kind::Fixed { width } => (len * width, 0),
+                Kind::View { .. } => (len * 16, n.data.as_ref().map_or(0, |d| d.buf.len())),
+                Kind::ListView { .. } => (len * width, len * width),
+                Kind::Union { .. } => (len, len * 4),
+                Kind::Encoded { ree: false, index_width } => (len * index_width, 0),
+                Kind::Encoded { ree: true, index_width } => (runs * index_width, 0),
+                _ => ((len + 1) * width, if n.data.is_some() { last_offset(v, width) } else { 0 }),
             };
-            let data_end = if n.data.is_some() { last_offset(v, width) } else { 0 };
-            buffers.push(v.finish(bytes, recycle, retain));
+            buffers.push(v.finish(values_bytes, recycle, retain));
             if let Some(d) = &mut n.data {
-                buffers.push(d.finish(data_end, recycle, retain));
+                buffers.push(d.finish(data_bytes, recycle, retain));
             }
+        }
+        let mut child_data = child_data;
+        if let DataType::RunEndEncoded(run_ends, _) = n.field.data_type() {
+            let run_ends = ArrayDataBuilder::new(run_ends.data_type().clone())
+                .len(runs)
+                .buffers(std::mem::take(&mut buffers));
+            // SAFETY: run ends are increasing, one per value of the value node.
+            child_data.insert(0, unsafe { run_ends.build_unchecked() });
         }
         let data_type: DataType = n.field.data_type().clone();
         let null_count = if n.kind == Kind::Null { len } else { n.null_count };

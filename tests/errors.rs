@@ -85,7 +85,7 @@ fn nesting_misuse() {
     let mut w = writer();
     w.append_i64(0, 3).unwrap();
     let e = w.begin(1).unwrap_err();
-    assert!(e.message().contains("not a list, struct or map"), "{e}");
+    assert!(e.message().contains("not a list, struct, map or union"), "{e}");
     w.append_str(1, "y").unwrap();
     let e = w.append_i32(3, 1).unwrap_err();
     assert!(e.message().contains("not open") && e.message().contains("begin"), "{e}");

@@ -60,6 +60,7 @@ impl QuiverOptions {
             recycle: self.recycle,
             retain: self.retain as usize,
             validate_utf8: self.validate_utf8,
+            ..WriterOptions::default()
         })
     }
 }

@@ -1,0 +1,337 @@
+//! Dictionary and run-end encoded nodes: the logical values are written into
+//! a hidden value node; each finished value is then looked up (dictionary:
+//! an earlier equal value gives its index; run-end: equal to the last value
+//! extends the run) and, when found, rolled back out of the value node.
+
+use arrow_data::ArrayData;
+use arrow_schema::DataType;
+
+use crate::columns::Bits;
+use crate::error::{ErrorCode, QuiverError, Result};
+use crate::node::{Encoding, Kind};
+use crate::writer::ArrowWriter;
+
+/// Kinds that take `begin` / `end`.
+pub(crate) fn is_container(kind: Kind) -> bool {
+    matches!(kind, Kind::List { .. } | Kind::FixedList { .. } | Kind::Struct | Kind::ListView { .. } | Kind::Union { .. })
+}
+
+/// Reads the `i`-th little-endian integer of `width` bytes (signed).
+pub(crate) fn read_int(bytes: &[u8], width: usize, i: usize) -> i64 {
+    let b = &bytes[i * width..(i + 1) * width];
+    match width {
+        1 => b[0] as i8 as i64,
+        2 => i16::from_le_bytes([b[0], b[1]]) as i64,
+        4 => i32::from_le_bytes(b.try_into().expect("4 bytes")) as i64,
+        _ => i64::from_le_bytes(b.try_into().expect("8 bytes")),
+    }
+}
+
+/// The largest dictionary index the key type of `dt` holds.
+fn max_key(dt: &DataType) -> usize {
+    match dt {
+        DataType::Dictionary(key, _) => match key.as_ref() {
+            DataType::Int8 => i8::MAX as usize,
+            DataType::UInt8 => u8::MAX as usize,
+            DataType::Int16 => i16::MAX as usize,
+            DataType::UInt16 => u16::MAX as usize,
+            DataType::Int32 => i32::MAX as usize,
+            DataType::UInt32 => u32::MAX as usize,
+            _ => i64::MAX as usize,
+        },
+        DataType::RunEndEncoded(run_ends, _) => match run_ends.data_type() {
+            DataType::Int16 => i16::MAX as usize,
+            DataType::Int32 => i32::MAX as usize,
+            _ => i64::MAX as usize,
+        },
+        _ => usize::MAX,
+    }
+}
+
+impl ArrowWriter {
+    fn take_encoding(&mut self, node: usize) -> Box<Encoding> {
+        self.nodes[node].encoding.take().expect("encoded nodes have an encoding")
+    }
+
+    /// Records the value subtree of encoded `node` before a value is written.
+    pub(crate) fn snapshot_values(&mut self, node: usize) {
+        let mut enc = self.take_encoding(node);
+        enc.snapshot.clear();
+        enc.snapshot.extend(enc.subtree.iter().map(|&i| (self.nodes[i].len, self.nodes[i].null_count)));
+        self.nodes[node].encoding = Some(enc);
+    }
+
+    fn restore_values(&mut self, enc: &Encoding) {
+        self.truncate_nodes(&enc.subtree, &enc.snapshot);
+    }
+
+    /// Writes one value of encoded `node` with `write` (into its value node)
+    /// and commits it as the node's next value.
+    pub(crate) fn append_encoded(&mut self, node: usize, write: impl FnOnce(&mut Self) -> Result<()>) -> Result<()> {
+        self.snapshot_values(node);
+        if let Err(e) = write(self) {
+            let enc = self.take_encoding(node);
+            self.restore_values(&enc);
+            self.nodes[node].encoding = Some(enc);
+            return Err(e);
+        }
+        self.commit_encoded(node)
+    }
+
+    /// The value just written into the value node becomes the next value of
+    /// encoded `node`: a dictionary index, or a run.
+    pub(crate) fn commit_encoded(&mut self, node: usize) -> Result<()> {
+        let v = self.nodes[node].value_node.expect("encoded node");
+        let Kind::Encoded { ree, index_width } = self.nodes[node].kind else { unreachable!("encoded node") };
+        let written = self.nodes[v].len - 1;
+        let mut key = Vec::new();
+        self.value_key(v, written, &mut key);
+        let max = max_key(self.nodes[node].field.data_type());
+        let mut enc = self.take_encoding(node);
+        let result = if !ree {
+            match enc.index.get(&key) {
+                Some(&index) => {
+                    self.restore_values(&enc);
+                    self.push_index(node, index, index_width);
+                    Ok(())
+                }
+                None if written > max => {
+                    self.restore_values(&enc);
+                    Err(self.encoded_full(node, "dictionary", max))
+                }
+                None => {
+                    enc.index.insert(key, written);
+                    self.push_index(node, written, index_width);
+                    Ok(())
+                }
+            }
+        } else {
+            let len = self.nodes[node].len;
+            if len + 1 > max {
+                self.restore_values(&enc);
+                Err(self.encoded_full(node, "run-end encoded column", max))
+            } else if len > 0 && enc.last.as_deref() == Some(&key[..]) {
+                self.restore_values(&enc);
+                self.extend_last_run(node, 1);
+                Ok(())
+            } else {
+                enc.last = Some(key);
+                let n = &mut self.nodes[node];
+                n.values.as_mut().expect("run ends").buf.extend_from_slice(&((len + 1) as u64).to_le_bytes()[..index_width]);
+                n.len += 1;
+                Ok(())
+            }
+        };
+        self.nodes[node].encoding = Some(enc);
+        result
+    }
+
+    fn encoded_full(&self, node: usize, what: &str, max: usize) -> QuiverError {
+        QuiverError::new(
+            ErrorCode::Overflow,
+            format!(
+                "{}: the {what} is full ({max} is the largest index its type holds); finish this batch and write the value into the next",
+                self.nodes[node].describe(node)
+            ),
+        )
+    }
+
+    fn push_index(&mut self, node: usize, index: usize, width: usize) {
+        let n = &mut self.nodes[node];
+        n.values.as_mut().expect("keys").buf.extend_from_slice(&(index as u64).to_le_bytes()[..width]);
+        if let Some(v) = &mut n.validity {
+            v.set_bit(n.len);
+        }
+        n.len += 1;
+    }
+
+    /// Makes the last run `extra` values longer.
+    pub(crate) fn extend_last_run(&mut self, node: usize, extra: usize) {
+        let Kind::Encoded { index_width, .. } = self.nodes[node].kind else { unreachable!("run-end node") };
+        let n = &mut self.nodes[node];
+        n.len += extra;
+        let ends = &mut n.values.as_mut().expect("run ends").buf;
+        let at = ends.len() - index_width;
+        let end = n.len as u64;
+        ends.as_slice_mut()[at..].copy_from_slice(&end.to_le_bytes()[..index_width]);
+    }
+
+    /// `count` nulls of encoded `node` (a null key; for run-end encoding a
+    /// null value, which extends a run of nulls).
+    pub(crate) fn fill_null_encoded(&mut self, node: usize, count: usize) {
+        let Kind::Encoded { ree, index_width } = self.nodes[node].kind else { unreachable!("encoded node") };
+        let n = &mut self.nodes[node];
+        if !ree {
+            if let Some(v) = &mut n.validity {
+                n.values.as_mut().expect("keys").buf.extend_zeros(count * index_width);
+                v.ensure_bits(n.len + count);
+                n.null_count += count;
+                n.len += count;
+                return;
+            }
+        }
+        // A run-end null, or a non-nullable dictionary under a null parent:
+        // the value node's null (or zero) value, interned like any value.
+        let v = n.value_node.expect("encoded node");
+        for _ in 0..count {
+            self.snapshot_values(node);
+            self.fill_null(v, 1);
+            // Cannot overflow: the one null value is interned once.
+            let _ = self.commit_encoded(node);
+        }
+    }
+
+    /// After a truncation: forget dictionary entries past the value node's
+    /// length; cut run ends back to the runs left and end the last run at the
+    /// node's length.
+    pub(crate) fn repair_encoded(&mut self, node: usize) {
+        let Kind::Encoded { ree, index_width } = self.nodes[node].kind else { return };
+        let v = self.nodes[node].value_node.expect("encoded node");
+        let values = self.nodes[v].len;
+        let mut enc = self.take_encoding(node);
+        if ree {
+            let len = self.nodes[node].len;
+            let ends = &mut self.nodes[node].values.as_mut().expect("run ends").buf;
+            ends.truncate(values * index_width);
+            if values > 0 {
+                let at = ends.len() - index_width;
+                ends.as_slice_mut()[at..].copy_from_slice(&(len as u64).to_le_bytes()[..index_width]);
+                let mut key = Vec::new();
+                self.value_key(v, values - 1, &mut key);
+                enc.last = Some(key);
+            } else {
+                enc.last = None;
+            }
+        } else {
+            enc.index.retain(|_, index| *index < values);
+        }
+        self.nodes[node].encoding = Some(enc);
+    }
+
+    /// Appends a key identifying value `idx` of `node` to `out`: equal keys
+    /// for equal values (nulls included), within one batch.
+    pub(crate) fn value_key(&self, node: usize, idx: usize, out: &mut Vec<u8>) {
+        let n = &self.nodes[node];
+        if let Some(v) = &n.validity {
+            if !v.get_bit(idx) {
+                out.push(0);
+                return;
+            }
+        }
+        out.push(1);
+        let width = n.offset_width();
+        let values = n.values.as_ref().map(|s| s.buf.as_slice()).unwrap_or(&[]);
+        match n.kind {
+            Kind::Null => {}
+            Kind::Bool => out.push(n.values.as_ref().expect("bool values").get_bit(idx) as u8),
+            Kind::Fixed { width } => out.extend_from_slice(&values[idx * width..(idx + 1) * width]),
+            Kind::Var { .. } => {
+                let (s, e) = (read_int(values, width, idx) as usize, read_int(values, width, idx + 1) as usize);
+                out.extend_from_slice(&((e - s) as u64).to_le_bytes());
+                out.extend_from_slice(&n.data.as_ref().expect("var data").buf.as_slice()[s..e]);
+            }
+            Kind::View { .. } => {
+                let bytes = crate::layouts::view_value(&values[idx * 16..idx * 16 + 16], &[n.data.as_ref().expect("view data").buf.as_slice()]);
+                out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+                out.extend_from_slice(bytes);
+            }
+            Kind::List { .. } | Kind::ListView { .. } => {
+                let (s, e) = match n.kind {
+                    Kind::List { .. } => (read_int(values, width, idx) as usize, read_int(values, width, idx + 1) as usize),
+                    _ => {
+                        let s = read_int(values, width, idx) as usize;
+                        (s, s + read_int(n.data.as_ref().expect("sizes").buf.as_slice(), width, idx) as usize)
+                    }
+                };
+                out.extend_from_slice(&((e - s) as u64).to_le_bytes());
+                for j in s..e {
+                    self.value_key(n.children[0], j, out);
+                }
+            }
+            Kind::FixedList { size } => {
+                for j in idx * size..(idx + 1) * size {
+                    self.value_key(n.children[0], j, out);
+                }
+            }
+            Kind::Struct => {
+                for &c in &n.children {
+                    self.value_key(c, idx, out);
+                }
+            }
+            Kind::Union { dense } => {
+                let type_id = values[idx] as i8;
+                out.push(type_id as u8);
+                let member = n.type_ids.iter().position(|&t| t == type_id).expect("written type ids are known");
+                let at = if dense { read_int(n.data.as_ref().expect("offsets").buf.as_slice(), 4, idx) as usize } else { idx };
+                self.value_key(n.children[member], at, out);
+            }
+            Kind::Encoded { ree: false, index_width } => {
+                out.extend_from_slice(&values[idx * index_width..(idx + 1) * index_width]);
+            }
+            Kind::Encoded { ree: true, index_width } => {
+                let runs = values.len() / index_width;
+                let run = (0..runs).position(|r| read_int(values, index_width, r) as usize > idx).expect("idx within the runs");
+                self.value_key(n.value_node.expect("encoded node"), run, out);
+            }
+        }
+    }
+
+    /// Column path: rows `start..start+count` of a dictionary or run-end
+    /// encoded array into encoded `node`.
+    pub(crate) fn copy_encoded(&mut self, node: usize, data: &ArrayData, start: usize, count: usize, bits: Option<Bits>) -> Result<()> {
+        let Kind::Encoded { ree, .. } = self.nodes[node].kind else { unreachable!("encoded node") };
+        let v = self.nodes[node].value_node.expect("encoded node");
+        let off = data.offset() + start;
+        if !ree {
+            let key_width = match data.data_type() {
+                DataType::Dictionary(k, _) => k.primitive_width().expect("dictionary keys are integers"),
+                other => unreachable!("a dictionary node copies dictionary arrays, not {other}"),
+            };
+            let unsigned = matches!(data.data_type(), DataType::Dictionary(k, _) if !k.is_signed_integer());
+            let keys = data.buffers()[0].as_slice();
+            let values = &data.child_data()[0];
+            let mut ours: Vec<Option<usize>> = vec![None; values.len()];
+            for i in 0..count {
+                if bits.is_some_and(|b| !b.get(i)) {
+                    self.fill_null_encoded(node, 1);
+                    continue;
+                }
+                let raw = read_int(keys, key_width, off + i);
+                let key = if unsigned && raw < 0 { (raw as u64 & ((1u128 << (key_width * 8)) - 1) as u64) as usize } else { raw as usize };
+                if key >= values.len() {
+                    return Err(QuiverError::invalid(format!("write_array: dictionary key {key} out of range ({} values)", values.len())));
+                }
+                let Kind::Encoded { index_width, .. } = self.nodes[node].kind else { unreachable!() };
+                match ours[key] {
+                    Some(index) => self.push_index(node, index, index_width),
+                    None => {
+                        self.append_encoded(node, |w| w.copy_data(v, values, key, 1))?;
+                        let keys_now = self.nodes[node].values.as_ref().expect("keys").buf.as_slice();
+                        ours[key] = Some(read_int(keys_now, index_width, self.nodes[node].len - 1) as u64 as usize);
+                    }
+                }
+            }
+            return Ok(());
+        }
+        let run_ends = &data.child_data()[0];
+        let values = &data.child_data()[1];
+        let end_width = run_ends.data_type().primitive_width().expect("run ends are integers");
+        let ends = run_ends.buffers()[0].as_slice();
+        let end_of = |r: usize| read_int(ends, end_width, run_ends.offset() + r) as usize;
+        let mut run = (0..run_ends.len()).position(|r| end_of(r) > off).unwrap_or(run_ends.len());
+        let mut at = off;
+        while at < off + count {
+            if run >= run_ends.len() {
+                return Err(QuiverError::invalid("write_array: run ends stop before the array's length"));
+            }
+            let run_end = end_of(run).min(off + count);
+            self.append_encoded(node, |w| w.copy_data(v, values, run, 1))?;
+            if run_end - at > 1 {
+                self.extend_last_run(node, run_end - at - 1);
+            }
+            at = run_end;
+            run += 1;
+        }
+        Ok(())
+    }
+}
