@@ -177,9 +177,7 @@ def render(rows):
         "encoded columns are compared by their decoded values on both sides, since the writer may encode them "
         "otherwise than the gold file. A case passes when all of that holds.",
         "",
-        "The row path takes each type through the append docs/schema-text.md names for it. For the types the "
-        "writer does not take yet, the harness already writes them through the API it assumes, so that their "
-        "cases are checked as soon as `create` accepts them: a dictionary or run-end encoded column is one node "
+        "The row path takes each type through the append docs/schema-text.md names for it. A dictionary or run-end encoded column is one node "
         "that takes the appends of its value type, one logical value per row (a null key or null value: "
         "`append_null`), with the value type's child nodes under it; `utf8_view` / `binary_view` take "
         "`append_bytes`; a list view takes `begin`, its child values, `end`, like a list; a union value is "
