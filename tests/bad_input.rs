@@ -34,6 +34,13 @@ const EIO: i64 = libc::EIO as i64;
 const EOVERFLOW: i64 = libc::EOVERFLOW as i64;
 const ENOTRECOVERABLE: i64 = libc::ENOTRECOVERABLE as i64;
 
+/// Tests here export arrays and check the process-wide `quiver_live_arrays`:
+/// they run one at a time.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 // ---- the schema every writer case uses ---------------------------------------
 
 /// Nodes: id 0, name 1, tags 2, tags.item 3, pt 4, pt.x 5, pt.y 6, fb 7, d 8,
@@ -522,6 +529,7 @@ fn check_message(class: &str, call: &str, msg: &str, excerpt: &[&str]) {
 
 #[test]
 fn c_api_bad_input_table() {
+    let _serial = serial();
     let cases = cases();
     let classes: std::collections::BTreeSet<&str> =
         cases.iter().filter(|c| !c.class.starts_with("NULL")).map(|c| c.class).collect();
@@ -560,6 +568,7 @@ fn run_c_case(c: &Case) {
 
 #[test]
 fn opts_null_means_defaults_and_reference_rows_match_arrow_builders() {
+    let _serial = serial();
     let w = c_writer(KITCHEN, None);
     // SAFETY: live writer.
     unsafe {
@@ -589,6 +598,7 @@ fn opts_null_means_defaults_and_reference_rows_match_arrow_builders() {
 #[test]
 #[ignore = "library bug: a failed quiver_write_column (ERANGE) leaves its values in the decimal buffer"]
 fn write_column_decimal_over_precision_changes_nothing() {
+    let _serial = serial();
     let w = c_writer(KITCHEN, None);
     // SAFETY: live writer, valid buffers.
     unsafe {
@@ -609,6 +619,7 @@ fn write_column_decimal_over_precision_changes_nothing() {
 #[test]
 #[ignore = "library bug: a failed write_column (ERANGE) leaves its values, validity bits and null count behind"]
 fn rust_write_column_decimal_over_precision_changes_nothing() {
+    let _serial = serial();
     let mut w = ArrowWriter::from_text("d: decimal128(5, 2)", WriterOptions::default()).unwrap();
     w.write_column::<i128>(0, &[5, 6], None).unwrap();
     let e = w.write_column::<i128>(0, &[7, 1_000_000, 0], Some(&[0b011])).unwrap_err();
@@ -626,6 +637,7 @@ fn rust_write_column_decimal_over_precision_changes_nothing() {
 #[test]
 #[ignore = "library bug: quiver_write_column accepts a length whose byte size overflows (2^61 int64 rows over 0 bytes)"]
 fn write_column_length_overflow_is_refused() {
+    let _serial = serial();
     let w = c_writer("a: int64 not null", None);
     let v = [0i64; 1];
     // SAFETY: live writer; the length is the bad input.
@@ -641,6 +653,7 @@ fn write_column_length_overflow_is_refused() {
 #[test]
 #[ignore = "library bug: a '+l' ArrowSchema with n_children 0 panics inside the import (ENOTRECOVERABLE, not EINVAL)"]
 fn list_schema_without_child_is_einval() {
+    let _serial = serial();
     let (rc, msg) = new_from_raw(raw_schema(Some("+s"), 1, Some(vec![raw_schema(Some("+l"), 0, None)])));
     assert_eq!(rc, EINVAL, "{msg}");
     assert!(msg.contains("malformed ArrowSchema"), "{msg}");
@@ -653,6 +666,7 @@ fn list_schema_without_child_is_einval() {
 #[test]
 #[ignore = "library bug: batch_rows = i64::MAX is accepted; the first append panics (ENOTRECOVERABLE)"]
 fn huge_batch_rows_is_refused_up_front() {
+    let _serial = serial();
     let s = FFI_ArrowSchema::try_from(&parse_schema("a: int64 not null").unwrap()).unwrap();
     let o = options(i64::MAX);
     let mut w = null_mut();
@@ -672,6 +686,7 @@ fn huge_batch_rows_is_refused_up_front() {
 /// returns ENOTRECOVERABLE with a message saying so, and free still works.
 #[test]
 fn calls_after_a_caught_panic_are_enotrecoverable() {
+    let _serial = serial();
     let w = c_writer("a: int64 not null, s: utf8", Some(options(i64::MAX)));
     // SAFETY: live writer.
     unsafe {
@@ -707,6 +722,7 @@ fn calls_after_a_caught_panic_are_enotrecoverable() {
 
 #[test]
 fn finish_with_no_rows_is_a_valid_empty_batch() {
+    let _serial = serial();
     let w = c_writer(KITCHEN, None);
     let dt = struct_type(&kitchen_schema());
     // SAFETY: live writer.
@@ -875,6 +891,7 @@ fn check_stream_error(class: &str, rc: i64, msg: &str) {
 
 #[test]
 fn fill_failure_is_eio_with_message_and_sticky() {
+    let _serial = serial();
     for (mode, class) in [
         (FillMode::FailWithMessage, "fill callback fails (message set)"),
         (FillMode::FailSilently, "fill callback fails (no message)"),
@@ -901,6 +918,7 @@ fn fill_failure_is_eio_with_message_and_sticky() {
 
 #[test]
 fn fill_writing_too_much_or_an_incomplete_row_fails_the_stream() {
+    let _serial = serial();
     for (mode, class) in [
         (FillMode::TooMany, "fill writes more than max_rows"),
         (FillMode::Incomplete, "fill returns 0 with an incomplete row"),
@@ -921,6 +939,7 @@ fn fill_writing_too_much_or_an_incomplete_row_fails_the_stream() {
 /// row", so the stream ends (the half row is dropped), not an error.
 #[test]
 fn fill_with_only_a_half_row_ends_the_stream() {
+    let _serial = serial();
     let mut released = false;
     let mut s = c_stream(FillMode::HalfRowOnly, 4, &mut released);
     for _ in 0..2 {
@@ -934,6 +953,7 @@ fn fill_with_only_a_half_row_ends_the_stream() {
 
 #[test]
 fn fill_that_panics_inside_the_library_poisons_the_stream() {
+    let _serial = serial();
     let class = "fill triggers a panic inside the library";
     let mut released = false;
     let mut s = c_stream(FillMode::LibraryPanic, i64::MAX, &mut released);
@@ -948,6 +968,7 @@ fn fill_that_panics_inside_the_library_poisons_the_stream() {
 
 #[test]
 fn stream_out_null_is_einval() {
+    let _serial = serial();
     let mut released = false;
     let mut s = c_stream(FillMode::FailSilently, 4, &mut released);
     // SAFETY: a live stream; out deliberately NULL.
@@ -969,6 +990,7 @@ fn rust_writer(text: &str, batch_rows: usize) -> ArrowWriter {
 
 #[test]
 fn rust_fill_closure_that_panics_or_fails() {
+    let _serial = serial();
     for class in ["Rust fill closure panics", "Rust fill closure returns an error"] {
         let panics = class.contains("panics");
         let mut call = 0;
@@ -1011,6 +1033,7 @@ fn rust_fill_closure_that_panics_or_fails() {
 
 #[test]
 fn stream_end_is_a_released_array_again_and_again() {
+    let _serial = serial();
     let stream = WriterStream::new(rust_writer(STREAM_SCHEMA, 8), |_: &mut ArrowWriter, _| Ok(Step::End));
     let mut s = stream.into_ffi();
     for _ in 0..3 {
@@ -1080,6 +1103,7 @@ fn check_big_batch(a: &FFI_ArrowArray, rows: std::ops::Range<i64>) {
 
 #[test]
 fn utf8_offsets_past_2_31_end_the_batch_early_and_go_on() {
+    let _serial = serial();
     let s = FFI_ArrowSchema::try_from(&parse_schema(STREAM_SCHEMA).unwrap()).unwrap();
     let o = options(16);
     let mut ctx = BigCtx { value: vec![b'x'; BIG], next: 0, overflows: Vec::new() };
@@ -1185,6 +1209,7 @@ fn rust_cases() -> Vec<RustCase> {
 
 #[test]
 fn rust_api_bad_input_table() {
+    let _serial = serial();
     let dt = struct_type(&kitchen_schema());
     for c in rust_cases() {
         let mut w = ArrowWriter::create(Arc::new(kitchen_schema()), WriterOptions::default()).unwrap();
@@ -1255,6 +1280,7 @@ fn table() -> String {
 
 #[test]
 fn doc_table_matches() {
+    let _serial = serial();
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/bad-input.md");
     let (begin, end) = ("<!-- table:begin -->\n", "<!-- table:end -->");
     let doc = std::fs::read_to_string(path).unwrap_or_default();
