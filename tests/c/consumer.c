@@ -1369,16 +1369,15 @@ static void test_hand_schema_columns(void) {
   release_batch(&b);
   quiver_writer_free(w);
 
-  /* a type the writer does not support */
+  /* a dense union from a hand-built schema is accepted */
   struct ArrowSchema un;
   hs_top(&un, 1);
   un.children[0] = hs_new("+ud:0", "u", true, 1);
   un.children[0]->children[0] = hs_new("i", "i", true, 0);
   w = NULL;
   rc = quiver_writer_new(&un, NULL, &w);
-  const char *m = quiver_last_error();
-  CHECK(rc == ENOSYS && w == NULL && m && *m, "writer for a dense union (\"+ud:0\") -> ENOSYS (%d), \"%s\"", rc,
-        m ? m : "");
+  CHECK(rc == 0 && w != NULL, "writer for a dense union (\"+ud:0\") -> 0 (%d)", rc);
+  quiver_writer_free(w);
   un.release(&un);
 }
 
