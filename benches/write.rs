@@ -33,6 +33,10 @@ fn case(c: &mut Criterion, group: &str, kind: Kind, rows: usize, nulls: bool, ro
     }
     let mut g = c.benchmark_group(group);
     g.throughput(Throughput::Elements(rows as u64));
+    if rows > BATCH {
+        // 1M-row batches take milliseconds each: fewer samples keep the run short.
+        g.sample_size(10);
+    }
     let name = |w: &str| BenchmarkId::from_parameter(w);
 
     let mut w = quiver_writer(kind, rows, true);

@@ -1,0 +1,332 @@
+"""Turns the results of scripts/bench.sh into docs/benchmarks.md and its SVG chart.
+
+Inputs (all under RESULTS, default target/bench-results, and CRITERION,
+default target/criterion):
+  CRITERION/<group>/<writer>/new/{benchmark,estimates}.json   criterion (write, stream benches)
+  RESULTS/c.txt        lines "RESULT <case> <writer> <ns_per_row>" (c_bench, cpp_bench, stream_pyarrow.py)
+  RESULTS/alloc.jsonl  benches/alloc.rs
+  RESULTS/meta.txt     key=value lines: machine, commands, load
+Usage: report.py MD_OUT SVG_OUT
+"""
+
+import glob
+import json
+import math
+import os
+import sys
+
+RESULTS = os.environ.get("QUIVER_BENCH_OUT", "target/bench-results")
+CRITERION = os.environ.get("QUIVER_CRITERION_DIR", "target/criterion")
+
+KINDS = ["int32", "int64", "float64", "decimal18_2", "decimal38_10", "struct4", "utf8", "list_int32"]
+FIXED = {"int32", "int64", "float64", "decimal18_2", "decimal38_10"}
+WRITERS = ["quiver", "quiver_hold", "quiver_norecycle", "arrow_builder", "memcpy"]
+COLORS = {"quiver": "#1f77b4", "quiver_hold": "#17becf", "quiver_norecycle": "#9467bd",
+          "arrow_builder": "#ff7f0e", "memcpy": "#7f7f7f"}
+
+
+def load_criterion():
+    """{group: {writer: ns_per_row}} from criterion's median estimates."""
+    out = {}
+    for bj in glob.glob(os.path.join(CRITERION, "*", "*", "new", "benchmark.json")):
+        d = os.path.dirname(bj)
+        with open(bj) as f:
+            b = json.load(f)
+        with open(os.path.join(d, "estimates.json")) as f:
+            e = json.load(f)
+        rows = (b.get("throughput") or {}).get("Elements")
+        if not rows:
+            continue
+        group = b["group_id"]
+        writer = b.get("function_id") or b.get("value_str")
+        out.setdefault(group, {})[writer] = e["median"]["point_estimate"] / rows
+    return out
+
+
+def load_results():
+    out = {}
+    path = os.path.join(RESULTS, "c.txt")
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                p = line.split()
+                if len(p) == 4 and p[0] == "RESULT":
+                    out.setdefault(p[1], {})[p[2]] = float(p[3])
+    return out
+
+
+def load_alloc():
+    path = os.path.join(RESULTS, "alloc.jsonl")
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def load_meta():
+    meta = {}
+    path = os.path.join(RESULTS, "meta.txt")
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                if "=" in line:
+                    k, v = line.rstrip("\n").split("=", 1)
+                    meta[k] = v
+    return meta
+
+
+def fmt(v):
+    if v is None:
+        return "–"
+    if v >= 100:
+        return f"{v:.0f}"
+    if v >= 10:
+        return f"{v:.1f}"
+    return f"{v:.2f}"
+
+
+def ratio(a, b):
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def rfmt(v, good=None):
+    if v is None:
+        return "–"
+    s = f"{v:.2f}x"
+    if good is not None:
+        s += " ✓" if good(v) else " ✗"
+    return s
+
+
+def split(group):
+    """col_int32_none -> ('col', 'int32', 'none')."""
+    family, rest = group.split("_", 1)
+    kind, nulls = rest.rsplit("_", 1)
+    return family, kind, nulls
+
+
+def write_table(lines, groups, crit, family, title, checks):
+    rows = [(k, n) for k in KINDS for n in ("none", "half") if f"{family}_{k}_{n}" in crit]
+    if not rows:
+        return
+    lines += [f"### {title}", ""]
+    lines.append("| case | nulls | " + " | ".join(WRITERS) +
+                 " | quiver ÷ memcpy | builder ÷ quiver | norecycle ÷ quiver | hold ÷ memcpy |")
+    lines.append("|---|---|" + "---:|" * (len(WRITERS) + 4))
+    for kind, nulls in rows:
+        g = crit[f"{family}_{kind}_{nulls}"]
+        q = g.get("quiver")
+        cells = [fmt(g.get(w)) for w in WRITERS]
+        r_mem = ratio(q, g.get("memcpy"))
+        r_b = ratio(g.get("arrow_builder"), q)
+        r_n = ratio(g.get("quiver_norecycle"), q)
+        r_h = ratio(g.get("quiver_hold"), g.get("memcpy"))
+        mem_check = (lambda v: v <= 1.3) if (family.startswith("col") and kind in FIXED) else None
+        lines.append(f"| {kind} | {nulls} | " + " | ".join(cells) + " | " +
+                     " | ".join([rfmt(r_mem, mem_check), rfmt(r_b, lambda v: v >= 1.5),
+                                 rfmt(r_n, lambda v: v >= 1.5), rfmt(r_h, mem_check)]) + " |")
+        if mem_check:
+            checks["memcpy"].append((f"{family}_{kind}_{nulls}", r_mem, r_mem is not None and r_mem <= 1.3))
+            checks["memcpy"].append((f"{family}_{kind}_{nulls} (hold)", r_h, r_h is not None and r_h <= 1.3))
+        checks["builder"].append((f"{family}_{kind}_{nulls}", r_b, r_b is not None and r_b >= 1.5))
+        checks["norecycle"].append((f"{family}_{kind}_{nulls}", r_n, r_n is not None and r_n >= 1.5))
+    lines.append("")
+
+
+def svg_chart(crit, path):
+    """Horizontal grouped bars, log-scale ns/row, one band per case of the
+    8192-row column and row paths."""
+    groups = [f"{fam}_{k}_{n}" for fam in ("col", "row") for k in KINDS for n in ("none", "half")
+              if f"{fam}_{k}_{n}" in crit]
+    if not groups:
+        return
+    bar, gap, left, width = 5, 8, 190, 560
+    band = bar * len(WRITERS) + gap
+    top = 50
+    height = top + band * len(groups) + 40
+    vals = [v for g in groups for v in crit[g].values() if v and v > 0]
+    lo = 10 ** math.floor(math.log10(min(vals)))
+    hi = 10 ** math.ceil(math.log10(max(vals)))
+    span = math.log10(hi) - math.log10(lo)
+
+    def x(v):
+        return left + width * (math.log10(max(v, lo)) - math.log10(lo)) / span
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 30}" height="{height}" '
+           'font-family="sans-serif" font-size="10">',
+           '<rect width="100%" height="100%" fill="white"/>',
+           f'<text x="{left}" y="16" font-size="13" font-weight="bold">quiver benchmarks: ns per row '
+           '(8192-row batches, log scale, shorter is faster)</text>']
+    lx = left
+    for w in WRITERS:
+        out.append(f'<rect x="{lx}" y="26" width="10" height="10" fill="{COLORS[w]}"/>')
+        out.append(f'<text x="{lx + 13}" y="35">{w}</text>')
+        lx += 13 + 7 * len(w) + 14
+    p = lo
+    while p <= hi * 1.0001:
+        xx = x(p)
+        out.append(f'<line x1="{xx:.1f}" y1="{top - 4}" x2="{xx:.1f}" y2="{height - 30}" stroke="#ddd"/>')
+        out.append(f'<text x="{xx:.1f}" y="{height - 18}" text-anchor="middle">{p:g}</text>')
+        p *= 10
+    for i, g in enumerate(groups):
+        y0 = top + i * band
+        out.append(f'<text x="{left - 6}" y="{y0 + band / 2 + 2:.1f}" text-anchor="end">{g}</text>')
+        for j, w in enumerate(WRITERS):
+            v = crit[g].get(w)
+            if v is None:
+                continue
+            out.append(f'<rect x="{left}" y="{y0 + j * bar}" width="{x(v) - left:.1f}" height="{bar - 1}" '
+                       f'fill="{COLORS[w]}"><title>{g} {w}: {v:.3f} ns/row</title></rect>')
+    out.append(f'<text x="{left + width / 2}" y="{height - 4}" text-anchor="middle">ns per row</text>')
+    out.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+def main():
+    md_out, svg_out = sys.argv[1], sys.argv[2]
+    crit, res, alloc, meta = load_criterion(), load_results(), load_alloc(), load_meta()
+    checks = {"memcpy": [], "builder": [], "norecycle": [], "nanoarrow": [], "alloc": []}
+    L = ["# Benchmarks", "",
+         "Generated by `scripts/bench.sh` (do not edit by hand). Every figure is the median "
+         "time per row, in nanoseconds, of writing one whole batch (writes, `finish`, and the "
+         "consumer dropping the batch), on the same data for every writer.", ""]
+    L += ["## Machine and run", ""]
+    for k in ("date", "cpu", "cores", "rustc", "gcc", "pyarrow", "mode", "load_before", "load_after",
+              "shared", "commit"):
+        if k in meta:
+            L.append(f"- **{k.replace('_', ' ')}**: {meta[k]}")
+    L += ["", "Commands:", "", "```"] + [v for k, v in sorted(meta.items()) if k.startswith("cmd")] + ["```", ""]
+
+    L += ["## What is measured", "",
+          "- `quiver`: recycling on (default options); the consumer drops each batch before the next "
+          "is written, so the writer takes the same buffers back.",
+          "- `quiver_hold`: recycling on; the consumer holds each batch until the next one is written "
+          "(the new-buffer path; the retain ring of 3 batches gives buffers back one batch later).",
+          "- `quiver_norecycle`: `WriterOptions { recycle: false, .. }`, consumer drops each batch.",
+          "- `arrow_builder`: arrow-rs 60 builders made with `with_capacity(rows)` per batch, then "
+          "`finish`. Column path: the bulk calls (`append_slice`; `append_values(values, is_valid)` "
+          "with nulls; `StringBuilder::append_array`; list: `values().append_slice` + `append` per "
+          "row). Row path: `append_value` / `append_null` per value (struct: one builder per child, "
+          "then `StructArray::new`).",
+          "- `memcpy`: `copy_from_slice` of every buffer of the same column (validity, offsets, "
+          "values, data, children) into buffers allocated once: the physical limit.",
+          "- quiver's column path: `write_column` for fixed width and decimals, `write_array` (a copy "
+          "from an arrow array) for struct, utf8 and list. Row path: `append_*` per value and "
+          "`end_row` per row (`begin`/`end` for struct and list); utf8 appends are UTF-8 checked "
+          "(the default).",
+          "- Data: xorshift64* values (bench/bench_data.h and benches/common/mod.rs use the same "
+          "generator); `half` = a pseudo-random half of the rows null (a struct's four children "
+          "null, the struct valid); utf8 strings of 0..11 bytes; lists of 0..7 int32.", ""]
+
+    L += ["## Rust: one batch written (criterion)", ""]
+    write_table(L, None, crit, "col", "Column path, 8192-row batches", checks)
+    write_table(L, None, crit, "col1m", "Column path, 1M-row batches (1,048,576 rows)", checks)
+    write_table(L, None, crit, "row", "Row path, 8192-row batches", checks)
+    L += ["Ratios: `quiver ÷ memcpy` (target ≤ 1.3x for fixed-width columns), `builder ÷ quiver` and "
+          "`norecycle ÷ quiver` are speed-ups of quiver over the baseline (target ≥ 1.5x).", ""]
+    L += ["![ns per row per case and writer](benchmarks.svg)", ""]
+
+    # C and C++
+    ccases = [f"c_{k}_{n}" for k in KINDS for n in ("none", "half") if f"c_{k}_{n}" in res]
+    if ccases:
+        cw = ["quiver_c", "quiver_c_norecycle", "nanoarrow", "arrow_cpp", "memcpy"]
+        L += ["## C: row path through the C API (bench/c_bench.c, bench/cpp_bench.cc)", "",
+              "`quiver_append_*` + `quiver_end_row` per row, `quiver_writer_finish`, `release`; against "
+              "nanoarrow 0.9 appenders (`ArrowArrayReserve`, `ArrowArrayAppendInt/Double/String/"
+              "Decimal/Null`, `ArrowArrayFinishElement`, `ArrowArrayFinishBuildingDefault`) and Arrow "
+              "C++ 26 builders (`Reserve`, `UnsafeAppend` / `UnsafeAppendNull`, `Finish`), and a memcpy "
+              "of the batch's bytes. Median of 50 batches, `clock_gettime`, gcc -O2.", "",
+              "| case | " + " | ".join(cw) + " | nanoarrow ÷ quiver_c | arrow_cpp ÷ quiver_c |",
+              "|---|" + "---:|" * (len(cw) + 2)]
+        for c in ccases:
+            g = res[c]
+            r_n = ratio(g.get("nanoarrow"), g.get("quiver_c"))
+            r_a = ratio(g.get("arrow_cpp"), g.get("quiver_c"))
+            L.append(f"| {c[2:]} | " + " | ".join(fmt(g.get(w)) for w in cw) + " | " +
+                     rfmt(r_n, lambda v: v > 1.0) + " | " + rfmt(r_a) + " |")
+            checks["nanoarrow"].append((c, r_n, r_n is not None and r_n > 1.0))
+        L.append("")
+
+    # streams
+    scases = [g for g in ("stream_col", "stream_row") if g in crit]
+    pcases = [g for g in ("py_stream_col", "py_stream_row") if g in res]
+    if scases or pcases:
+        L += ["## The C Stream end to end", "",
+              "Endless streams of `a: int32, b: int64, c: float64, s: utf8` (8192-row batches, half "
+              "nulls); one batch pulled and dropped per measurement. `quiver`: `WriterStream::into_ffi` "
+              "(column path: `write_column` ×3 + `write_array`; row path: appends); `arrow_builder`: "
+              "arrow-rs builders behind `FFI_ArrowArrayStream::new(Box<dyn RecordBatchReader>)`. "
+              "Into arrow-rs: `RecordBatchStreamReader` (criterion, benches/stream.rs). Into pyarrow: "
+              "`RecordBatchReader._import_from_c` + `read_next_batch` (bench/stream_pyarrow.py, the "
+              "producers built as bench/ffi_producer); `quiver_py`: python/quiver.py's `Stream` whose "
+              "Python fill calls `write_array` on the four columns.", "",
+              "| consumer | path | producer | ns/row | Mrows/s | builder ÷ quiver |", "|---|---|---|---:|---:|---:|"]
+        for g in scases:
+            for w, v in sorted(crit[g].items()):
+                L.append(f"| arrow-rs | {g.split('_')[1]} | {w} | {fmt(v)} | {1e3 / v:.0f} | "
+                         f"{rfmt(ratio(crit[g].get('arrow_builder'), crit[g].get('quiver')), lambda v: v >= 1.5) if w == 'quiver' else ''} |")
+        for g in pcases:
+            for w, v in sorted(res[g].items()):
+                L.append(f"| pyarrow | {g.split('_')[2]} | {w} | {fmt(v)} | {1e3 / v:.0f} | "
+                         f"{rfmt(ratio(res[g].get('arrow_builder'), res[g].get('quiver')), lambda v: v >= 1.5) if w == 'quiver' else ''} |")
+        for g in scases:
+            r = ratio(crit[g].get("arrow_builder"), crit[g].get("quiver"))
+            checks["builder"].append((g, r, r is not None and r >= 1.5))
+        L.append("")
+
+    if alloc:
+        L += ["## Allocations per batch in steady state (benches/alloc.rs)", "",
+              "A counting global allocator; 10 batches to reach steady state, then the mean over 20 "
+              "batches. *Buffer allocations* are those of 1 KiB or more or with arrow's 64/128-byte "
+              "alignment (arrow's `MutableBuffer`, the builders' `Vec`s); *all* includes the small "
+              "metadata allocations (`ArrayData`, `Arc`s, child vectors). `q.buffers` is quiver's own "
+              "`buffers_allocated` counter per batch.", "",
+              "| case | writer | buffer allocs | buffer bytes | all allocs | all bytes | q.buffers |",
+              "|---|---|---:|---:|---:|---:|---:|"]
+        for a in alloc:
+            qb = a.get("quiver_buffers_allocated")
+            L.append(f"| {a['case']} | {a['writer']} | {a['buffer_allocs']:.2f} | {a['buffer_bytes']:.0f} | "
+                     f"{a['allocs']:.2f} | {a['bytes']:.0f} | {'–' if qb is None else f'{qb:.2f}'} |")
+            if a["writer"] in ("quiver", "quiver_hold"):
+                ok = a["buffer_allocs"] == 0 and (qb or 0) == 0
+                checks["alloc"].append((f"{a['case']} {a['writer']}", a["buffer_allocs"], ok))
+        L.append("")
+
+    # targets
+    def summary(name, items, what):
+        if not items:
+            return f"| {name} | not measured in this run | |"
+        miss = [i for i in items if not i[2]]
+        verdict = "**met**" if not miss else f"**missed** in {len(miss)} of {len(items)}"
+        detail = ", ".join(f"{c} ({what(v)})" for c, v, _ in miss[:12]) + (" …" if len(miss) > 12 else "")
+        return f"| {name} | {verdict} | {detail} |"
+
+    T = ["## Targets", "", "| target | result | where missed |", "|---|---|---|",
+         summary("column path of fixed-width types within 1.3x of memcpy", checks["memcpy"],
+                 lambda v: rfmt(v)),
+         summary("every case ≥ 1.5x faster than arrow-rs builders", checks["builder"],
+                 lambda v: f"builder÷quiver {rfmt(v)}"),
+         summary("every case ≥ 1.5x faster than recycling off", checks["norecycle"],
+                 lambda v: f"norecycle÷quiver {rfmt(v)}"),
+         summary("C row path faster than nanoarrow's appenders", checks["nanoarrow"],
+                 lambda v: f"nanoarrow÷quiver {rfmt(v)}"),
+         summary("zero buffer allocations per batch in steady state (both consumer patterns)",
+                 checks["alloc"], lambda v: f"{v:.2f} per batch"), ""]
+    notes_path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "findings.md")
+    if os.path.exists(notes_path):
+        with open(notes_path) as f:
+            T += [f.read().rstrip(), ""]
+    # targets go right after the introduction
+    at = L.index("## What is measured")
+    L = L[:at] + T + L[at:]
+    with open(md_out, "w") as f:
+        f.write("\n".join(L) + "\n")
+    svg_chart(crit, svg_out)
+    print(f"wrote {md_out} and {svg_out}")
+
+
+if __name__ == "__main__":
+    main()

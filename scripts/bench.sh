@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Runs every benchmark of quiver and writes docs/benchmarks.md and docs/benchmarks.svg:
+#   criterion (benches/write.rs, benches/stream.rs), allocation counts (benches/alloc.rs),
+#   the C API row path against nanoarrow and Arrow C++ (bench/c_bench.c, bench/cpp_bench.cc),
+#   the C Stream into pyarrow (bench/stream_pyarrow.py over bench/ffi_producer).
+# QUIVER_BENCH_QUICK=1: a short smoke run (a subset, tiny measurement times) whose report
+# goes to target/bench-results/benchmarks.md instead of docs/.
+# Prints SKIPPED: <reason> for a part that cannot run and ends with a SUMMARY line.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+quick=${QUIVER_BENCH_QUICK:-0}
+out=${QUIVER_BENCH_OUT:-$root/target/bench-results}
+export QUIVER_BENCH_OUT="$out"
+build=$root/target/bench
+mkdir -p "$out" "$build"
+rm -f "$out"/c.txt "$out"/alloc.jsonl "$out"/meta.txt
+rm -rf "$root/target/criterion"
+passed=0 failed=0 skipped=0
+ok() { passed=$((passed + 1)); echo "== ok: $1"; }
+bad() { failed=$((failed + 1)); echo "== FAILED: $1" >&2; }
+skip() { skipped=$((skipped + 1)); echo "SKIPPED: $1"; }
+meta() { echo "$1=$2" >> "$out/meta.txt"; }
+cmd() { ncmd=$((ncmd + 1)); meta "cmd$(printf '%02d' "$ncmd")" "$*"; }
+ncmd=0
+
+if [ "$quick" = 1 ]; then
+  crit_args=(--warm-up-time 0.05 --measurement-time 0.1 --sample-size 10)
+  filter='col_int64_|col_utf8_none|row_int64_|row_struct4_none'
+  md=$out/benchmarks.md svg=$out/benchmarks.svg
+else
+  crit_args=(--warm-up-time 0.3 --measurement-time 1)
+  filter=''
+  md=$root/docs/benchmarks.md svg=$root/docs/benchmarks.svg
+fi
+
+meta date "$(date -u '+%Y-%m-%d %H:%M UTC')"
+meta cpu "$(lscpu | sed -n 's/^Model name: *//p' | head -1)"
+meta cores "$(nproc) online ($(lscpu | sed -n 's/^Thread(s) per core: *//p' | head -1) thread(s) per core)"
+meta rustc "$(rustc --version)"
+meta gcc "$(gcc --version | head -1)"
+meta commit "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+meta mode "$([ "$quick" = 1 ] && echo 'quick (QUIVER_BENCH_QUICK=1): subset, tiny measurement times' || echo full)"
+meta load_before "$(cut -d' ' -f1-3 /proc/loadavg)"
+
+bash scripts/setup-deps.sh >/dev/null
+py=$root/.venv/bin/python
+meta pyarrow "$($py -c 'import pyarrow; print(pyarrow.__version__)' 2>/dev/null || echo missing)"
+
+# ---- the library, installed where the C programs link it ----------------------------
+cargo build --release --locked
+bash scripts/install.sh "$build/prefix" >/dev/null
+prefix=$build/prefix
+cmd "cargo build --release --locked && bash scripts/install.sh target/bench/prefix"
+
+# ---- criterion -----------------------------------------------------------------------
+if cargo bench --locked --bench write --bench stream -- "${crit_args[@]}" ${filter:+"$filter|stream_"} \
+    > "$out/criterion.log" 2>&1; then
+  ok "criterion write + stream"
+else
+  tail -30 "$out/criterion.log" >&2
+  bad "criterion write + stream"
+fi
+cmd "cargo bench --bench write --bench stream -- ${crit_args[*]} ${filter:+'$filter|stream_'}"
+
+if cargo bench --locked --bench alloc > "$out/alloc.log" 2>&1; then
+  ok "allocation counts"
+else
+  tail -30 "$out/alloc.log" >&2
+  bad "allocation counts"
+fi
+cmd "cargo bench --bench alloc"
+
+# ---- C and C++ -----------------------------------------------------------------------
+na=$root/.deps/nanoarrow
+if [ -f "$na/src/nanoarrow.c" ]; then
+  gcc -std=gnu11 -O2 -I"$na/include" -c "$na/src/nanoarrow.c" -o "$build/nanoarrow.o"
+  gcc -std=gnu11 -O2 -Wall -Ibench -I"$prefix/include" -I"$na/include" bench/c_bench.c "$build/nanoarrow.o" \
+    -L"$prefix/lib" -lquiver -Wl,-rpath,"$prefix/lib" -o "$build/c_bench"
+  cmd "gcc -std=gnu11 -O2 -Ibench -Itarget/bench/prefix/include -I.deps/nanoarrow/include bench/c_bench.c nanoarrow.o -lquiver -o target/bench/c_bench && target/bench/c_bench"
+  if "$build/c_bench" | tee -a "$out/c.txt"; then ok "C row path vs nanoarrow"; else bad "C row path vs nanoarrow"; fi
+else
+  skip "C bench: nanoarrow sources missing in $na"
+fi
+
+pa_inc=$($py -c 'import pyarrow; print(pyarrow.get_include())' 2>/dev/null || true)
+pa_lib=$($py -c 'import pyarrow; print(pyarrow.get_library_dirs()[0])' 2>/dev/null || true)
+if [ -n "$pa_inc" ] && [ -f "$pa_lib/libarrow.so.2600" ] &&
+   g++ -std=c++20 -O2 -Ibench -I"$pa_inc" bench/cpp_bench.cc -L"$pa_lib" -l:libarrow.so.2600 \
+     -Wl,-rpath,"$pa_lib" -o "$build/cpp_bench" 2> "$out/cpp_build.log"; then
+  cmd "g++ -std=c++20 -O2 -Ibench -I\$PYARROW_INCLUDE bench/cpp_bench.cc -l:libarrow.so.2600 -o target/bench/cpp_bench && target/bench/cpp_bench"
+  if "$build/cpp_bench" | tee -a "$out/c.txt"; then ok "Arrow C++ builders"; else bad "Arrow C++ builders"; fi
+else
+  skip "Arrow C++ bench: pyarrow headers or libarrow.so.2600 unavailable or build failed (see $out/cpp_build.log)"
+fi
+
+# ---- the C Stream into pyarrow ---------------------------------------------------------
+if (cd bench/ffi_producer && CARGO_TARGET_DIR="$build/producer" cargo build --release --offline -q) 2> "$out/producer_build.log"; then
+  cmd "(cd bench/ffi_producer && CARGO_TARGET_DIR=target/bench/producer cargo build --release) && .venv/bin/python bench/stream_pyarrow.py target/bench/producer/release/libquiver_bench_producer.so"
+  if QUIVER_LIB="$root/target/release/libquiver.so" "$py" bench/stream_pyarrow.py \
+      "$build/producer/release/libquiver_bench_producer.so" | tee -a "$out/c.txt"; then
+    ok "C Stream into pyarrow"
+  else
+    bad "C Stream into pyarrow"
+  fi
+else
+  cat "$out/producer_build.log" >&2
+  skip "pyarrow stream: bench/ffi_producer did not build"
+fi
+
+meta load_after "$(cut -d' ' -f1-3 /proc/loadavg)"
+meta shared "${QUIVER_BENCH_SHARED:-not recorded}"
+if python3 bench/report.py "$md" "$svg"; then ok "report $md"; else bad "report"; fi
+
+echo "SUMMARY $passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]
