@@ -196,7 +196,7 @@ def test_polars_dataframe_from_capsule():
     assert df.height == TOTAL
     assert df.columns == SCHEMA.names
     assert df.to_arrow().to_pylist() == expected.to_pylist()
-    assert df["x"].sum() == pa.compute.sum(expected["x"]).as_py()
+    assert df["x"].sum() == sum(v for v in expected["x"].to_pylist() if v is not None)
     assert df["s"].null_count() == expected["s"].null_count
     del df
 
@@ -221,7 +221,7 @@ QUERY = "select sum(x), count(*), count(x), count(*) - count(s) from tbl"
 def test_duckdb_over_factory_stream():
     tbl = quiver.Stream(SCHEMA_TEXT, factory=lambda: Filler(TOTAL), batch_rows=BATCH)  # noqa: F841
     con = duckdb.connect()
-    assert con.sql(QUERY).fetchone() == expected_sums(TOTAL)
+    assert con.sql(QUERY).fetchall()[0] == expected_sums(TOTAL)
     con.close()
 
 
@@ -229,14 +229,14 @@ def test_duckdb_over_one_shot_stream():
     # duckdb asks for the stream more than once; only one reads it.
     tbl = make_stream()  # noqa: F841
     con = duckdb.connect()
-    assert con.sql(QUERY).fetchone() == expected_sums(TOTAL)
+    assert con.sql(QUERY).fetchall()[0] == expected_sums(TOTAL)
     con.close()
 
 
 def test_duckdb_over_pyarrow_reader():
     tbl = make_stream().to_reader()  # noqa: F841
     con = duckdb.connect()
-    assert con.sql(QUERY).fetchone() == expected_sums(TOTAL)
+    assert con.sql(QUERY).fetchall()[0] == expected_sums(TOTAL)
     con.close()
 
 

@@ -129,10 +129,11 @@ def test_malformed_schema_text_is_einval(text):
     (pa.dense_union([pa.field("a", pa.int8())]), "union"),
     (pa.sparse_union([pa.field("a", pa.int8())]), "union"),
 ])
-def test_unsupported_type_is_enosys(t, name):
-    schema = pa.schema([("v", t)])
-    e = raises_code(errno.ENOSYS, quiver.Writer, schema)
-    assert name in e.message.lower(), f"the message must name the type: {e.message!r}"
+def test_dictionary_and_union_types_are_accepted(t, name):
+    # These were ENOSYS before the writer grew them; ENOSYS itself is
+    # covered by the Rust error tests (a dictionary with float keys).
+    with quiver.Writer(pa.schema([("v", t)])) as w:
+        assert w.rows == 0, name
 
 
 def test_decimal_over_precision_is_erange():
