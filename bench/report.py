@@ -157,7 +157,7 @@ def svg_chart(crit, path):
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 30}" height="{height}" '
            'font-family="sans-serif" font-size="10">',
            '<rect width="100%" height="100%" fill="white"/>',
-           f'<text x="{left}" y="16" font-size="13" font-weight="bold">quiver benchmarks: ns per row '
+           f'<text x="10" y="16" font-size="13" font-weight="bold">quiver benchmarks: ns per row '
            '(8192-row batches, log scale, shorter is faster)</text>']
     lx = left
     for w in WRITERS:
