@@ -8,7 +8,7 @@ use crate::columns::Bits;
 use crate::encoded::read_int;
 use crate::error::{ErrorCode, QuiverError, Result};
 use crate::node::Kind;
-use crate::writer::{ArrowWriter, overflow};
+use crate::writer::{ArrowWriter, overflow, push_offset};
 
 /// The bytes of one 16-byte view; `buffers` are the array's data buffers.
 pub(crate) fn view_value<'a>(view: &'a [u8], buffers: &[&'a [u8]]) -> &'a [u8] {
@@ -108,8 +108,8 @@ impl ArrowWriter {
             return Err(overflow("end", &n.describe(node), start + size));
         }
         let n = &mut self.nodes[node];
-        push_width(n.values.as_mut().expect("offsets"), width, start);
-        push_width(n.data.as_mut().expect("sizes"), width, size);
+        push_offset(n.values.as_mut().expect("offsets"), width, start);
+        push_offset(n.data.as_mut().expect("sizes"), width, size);
         Ok(())
     }
 
@@ -208,13 +208,5 @@ impl ArrowWriter {
             n.len += 1;
         }
         Ok(())
-    }
-}
-
-fn push_width(slot: &mut Slot, width: usize, value: usize) {
-    if width == 8 {
-        slot.buf.push(value as i64);
-    } else {
-        slot.buf.push(value as i32);
     }
 }
