@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import ctypes
 import errno as _errno
-import itertools
 import os
 import struct as _struct
 import threading
@@ -762,18 +761,67 @@ class Writer:
 # ---------------------------------------------------------------------------
 # Stream
 
-# Live fill contexts, by the integer the C stream carries as `ctx`. An entry
-# lives exactly as long as its C stream (release_ctx removes it).
+# Live fill contexts, by the address of a small C token the C stream carries
+# as `ctx`. The stream's release_ctx is not Python code: it is libc's
+# sem_post on that token (a POSIX semaphore, 0 while the stream lives). A
+# Python release callback would run whenever a consumer drops the stream,
+# including while the consumer is propagating an exception (pyarrow dropping
+# a temporary reader after a failed read_all); a ctypes callback then
+# replaces that exception with "SystemError: error return without exception
+# set". sem_post runs no Python code, is safe from any thread, and leaves a
+# mark: released contexts are collected by _collect_released(), which runs
+# whenever a new C stream is made (and may be called at any time).
 _contexts: dict[int, "_FillContext"] = {}
-_context_ids = itertools.count(1)
 _contexts_lock = threading.Lock()
+_SEM_BYTES = 64  # sizeof(sem_t) is 32 on 64-bit glibc; leave room
+_libc.sem_init.restype = c_int
+_libc.sem_init.argtypes = [c_void_p, c_int, ctypes.c_uint]
+_libc.sem_getvalue.restype = c_int
+_libc.sem_getvalue.argtypes = [c_void_p, ctypes.POINTER(c_int)]
+_libc.sem_destroy.restype = c_int
+_libc.sem_destroy.argtypes = [c_void_p]
+# void (*)(void *) that sem_post (int (*)(sem_t *)) is called through: the
+# int result is ignored, which the C calling conventions of every platform
+# this binding supports allow.
+_RELEASE_CTX = QUIVER_RELEASE_CTX(ctypes.cast(_libc.sem_post, c_void_p).value)
+
+
+def _new_token() -> int:
+    token = _libc.calloc(1, _SEM_BYTES)
+    if not token:
+        raise MemoryError
+    if _libc.sem_init(token, 0, 0) != 0:
+        _libc.free(token)
+        raise OSError(ctypes.get_errno(), "sem_init failed")
+    return token
+
+
+def _token_released(token: int) -> bool:
+    value = c_int(0)
+    return _libc.sem_getvalue(token, ctypes.byref(value)) == 0 and value.value > 0
+
+
+def _free_token(token: int) -> None:
+    _libc.sem_destroy(token)
+    _libc.free(token)
+
+
+def _collect_released() -> int:
+    """Forget the fill contexts whose C streams were released; returns how
+    many. Runs whenever a new C stream is made."""
+    with _contexts_lock:
+        done = [k for k in _contexts if _token_released(k)]
+        for k in done:
+            del _contexts[k]
+            _free_token(k)
+    return len(done)
 
 
 class _FillContext:
     def __init__(self, stream: "Stream", fill):
         self.stream = stream
         self.fill = fill
-        self.key = next(_context_ids)
+        self.key = _new_token()
 
 
 def _fill_trampoline(ctx, writer_ptr, max_rows):
@@ -805,16 +853,9 @@ def _fill_trampoline(ctx, writer_ptr, max_rows):
             w._ptr = None  # the borrowed writer is valid only during the call
 
 
-def _release_trampoline(ctx):
-    try:
-        with _contexts_lock:
-            _contexts.pop(ctx or 0, None)
-    except BaseException:
-        pass
 
 
 _FILL = QUIVER_FILL(_fill_trampoline)
-_RELEASE_CTX = QUIVER_RELEASE_CTX(_release_trampoline)
 
 
 class Stream:
@@ -863,6 +904,7 @@ class Stream:
                 raise RuntimeError("this quiver Stream has been read already; "
                                    "build it with factory= to read it more than once")
             fill = self._fill
+        _collect_released()
         state = _FillContext(self, fill)
         with _contexts_lock:
             _contexts[state.key] = state
@@ -870,7 +912,8 @@ class Stream:
                                    c_void_p(state.key), _RELEASE_CTX, address)
         if rc != 0:
             with _contexts_lock:
-                _contexts.pop(state.key, None)
+                if _contexts.pop(state.key, None) is not None:
+                    _free_token(state.key)
             _check_global(rc, "quiver_stream_new")
         self.streams_created += 1
 

@@ -10,10 +10,10 @@ PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
-stamp=.venv/.quiver-deps-1
+stamp=.venv/.quiver-deps-2
 if [ ! -f "$stamp" ]; then
   .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet "pyarrow==26.*" polars duckdb "nanoarrow==0.9.0" pytest
+  .venv/bin/python -m pip install --quiet "pyarrow==26.*" "polars==2.1.*" "duckdb==2.0.*" "nanoarrow==0.9.0" "pytest==9.*" pytest-timeout
   touch "$stamp"
 fi
 if [ ! -f .deps/nanoarrow/src/nanoarrow.c ]; then

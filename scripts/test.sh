@@ -6,6 +6,11 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 summary=()
 note() { summary+=("$1"); echo "== $1"; }
+start=$SECONDS
+elapsed() { echo "$((SECONDS - $1))s"; }
+# Every suite runs under a time limit, so a hang fails loudly instead of
+# eating the whole CI budget (QUIVER_SUITE_TIMEOUT seconds, default 20 min).
+limit=${QUIVER_SUITE_TIMEOUT:-1200}
 
 bash scripts/setup-deps.sh
 export QUIVER_VENV="$root/.venv"
@@ -19,17 +24,27 @@ if ! git diff --quiet -- include/quiver.h; then
 fi
 note "header: include/quiver.h matches the generated one"
 
-cargo test --release --locked 2>&1 | tee target/cargo-test.log
-note "rust: $(grep -E '^test result' target/cargo-test.log | awk '{p+=$4; f+=$6; i+=$8} END {print p" passed, "f" failed, "i" ignored"}')"
+t=$SECONDS
+timeout --foreground -k 30 "$limit" cargo test --release --locked 2>&1 | tee target/cargo-test.log
+note "rust ($(elapsed $t)): $(grep -E '^test result' target/cargo-test.log | awk '{p+=$4; f+=$6; i+=$8} END {print p" passed, "f" failed, "i" ignored"}')"
 
 for suite in tests/c/run.sh tests/python/run.sh tests/jvm/run.sh tests/conformance/run.sh; do
   if [ -f "$suite" ]; then
     out=$(mktemp)
-    bash "$suite" 2>&1 | tee "$out"
-    note "$suite: $(grep -E '^SUMMARY' "$out" | tail -1 | cut -d' ' -f2-)"
+    t=$SECONDS
+    rc=0
+    timeout --foreground -k 30 "$limit" bash "$suite" 2>&1 | tee "$out" || rc=$?
+    if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+      echo "FAIL: $suite did not finish within ${limit}s" >&2
+    fi
+    note "$suite ($(elapsed $t)): $(grep -E '^SUMMARY' "$out" | tail -1 | cut -d' ' -f2-)"
+    if [ "$rc" != 0 ]; then
+      echo "FAIL: $suite exited with $rc" >&2
+      exit "$rc"
+    fi
   fi
 done
 
 echo
-echo "==== summary"
+echo "==== summary ($(elapsed $start) in all)"
 printf '  %s\n' "${summary[@]}"

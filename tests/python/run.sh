@@ -23,7 +23,7 @@ fi
 
 report=$(mktemp -d)
 trap 'rm -rf "$report"' EXIT
-"$py" -m pytest tests/python -q -rs -p no:cacheprovider --junitxml="$report/junit.xml" "$@"
+"$py" -m pytest tests/python -q -rs -p no:cacheprovider --timeout=${QUIVER_PYTEST_TIMEOUT:-300} --junitxml="$report/junit.xml" "$@"
 rc=$?
 
 "$py" - "$report/junit.xml" "$rc" <<'PY'

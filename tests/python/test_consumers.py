@@ -135,9 +135,12 @@ def test_unconsumed_capsule_is_released():
     capsule = s.__arrow_c_stream__()
     assert len(quiver._contexts) >= 1
     key = max(quiver._contexts)
+    assert not quiver._token_released(key), "a live stream has not called release_ctx"
     del capsule
     gc.collect()
-    assert key not in quiver._contexts, "dropping the capsule must release the stream (release_ctx)"
+    assert quiver._token_released(key), "dropping the capsule must release the stream (release_ctx)"
+    assert quiver._collect_released() >= 1
+    assert key not in quiver._contexts, "a released stream's fill context is collected"
     assert filler.calls == 0
 
 
