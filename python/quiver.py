@@ -643,7 +643,8 @@ class Writer:
         that hold it)."""
         if isinstance(value, int):
             if width is None:
-                width = max(1, (value.bit_length() + 8) // 8)
+                magnitude = value if value >= 0 else ~value
+                width = magnitude.bit_length() // 8 + 1  # room for the sign bit
             value = value.to_bytes(width, "little", signed=True)
         ptr, n, _, keep = _buffer(value)
         self._check(lib.quiver_append_decimal(self.handle, node, ptr, n), "quiver_append_decimal")
@@ -666,7 +667,9 @@ class Writer:
         """A whole top-level fixed-width column from a buffer: ``bytes``,
         ``bytearray``, ``memoryview``, ``array.array('q', ...)``, a pyarrow
         Buffer. ``validity`` is an LSB-first bitmap (or None: all valid).
-        ``length`` defaults to the number of values the buffer holds."""
+        ``length`` defaults to the number of values the buffer holds.
+        ``node`` is the column's node number (pre-order over the whole field
+        tree, so a column after a nested one is not at its column index)."""
         vptr, vbytes, itemsize, keep_v = _buffer(values)
         bptr, _, _, keep_b = _buffer(validity)
         if length is None:
@@ -680,7 +683,10 @@ class Writer:
 
     def write_array(self, node: int, array) -> None:
         """Copy an Arrow array (pyarrow Array, or anything with
-        ``__arrow_c_array__``) into the column at ``node``."""
+        ``__arrow_c_array__``) into the top-level column at ``node``, the
+        column's node number (pre-order over the whole field tree: in
+        ``"l: list<int32>, k: int32"`` column ``k`` is node 2). The array may
+        be nested; its children fill the column's child nodes."""
         if hasattr(array, "_export_to_c"):
             c_array, c_schema = ArrowArray(), ArrowSchema()
             array._export_to_c(ctypes.addressof(c_array), ctypes.addressof(c_schema))

@@ -93,7 +93,18 @@ def node_count(t):
 
 
 def unscaled(value, t):
-    return int(value.scaleb(t.scale))
+    """The unscaled integer of a Decimal at the scale of ``t``, exactly.
+    (Decimal arithmetic such as ``scaleb`` rounds to the context precision,
+    28 digits by default, which would change wide decimal128/256 values.)"""
+    sign, digits, exponent = value.as_tuple()
+    coefficient = int("".join(map(str, digits)) or "0")
+    shift = exponent + t.scale
+    if shift >= 0:
+        n = coefficient * 10**shift
+    else:
+        n, rest = divmod(coefficient, 10**-shift)
+        assert rest == 0, f"{value} has more than {t.scale} fractional digits"
+    return -n if sign else n
 
 
 def append_value(w, node, t, v, decimal_via_i64=False):

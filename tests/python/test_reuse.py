@@ -114,8 +114,14 @@ def test_stream_holding_one_batch_reaches_steady_state():
             assert previous.equals(expected_batch(k - 1)), "a held batch must stay intact"
         previous = b
         del b
+    # read the end too: the fill call that finds no more rows records the
+    # stats of the last batch
+    with pytest.raises(StopIteration):
+        reader.read_next_batch()
+    assert previous.equals(expected_batch(K - 1))
     del previous, reader
     after = after_batches(filler)
+    assert len(after) == K
     alloc = [s["buffers_allocated"] for s in after]
     reused = [s["buffers_reused"] for s in after]
     assert alloc[1] > alloc[0], "the second batch cannot reuse the held first one"
