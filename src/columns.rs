@@ -117,7 +117,12 @@ impl ArrowWriter {
             return Err(self.unknown_node(call, node));
         };
         match n.kind {
-            Kind::Fixed { width } => Ok(length * width),
+            Kind::Fixed { width } => length.checked_mul(width).filter(|&b| b <= isize::MAX as usize).ok_or_else(|| {
+                QuiverError::invalid(format!(
+                    "{call}: {}: {length} rows of {width} bytes do not fit in memory",
+                    n.describe(node)
+                ))
+            }),
             Kind::Bool => Ok(length.div_ceil(8)),
             _ => Err(QuiverError::invalid(format!(
                 "{call}: {} is not a fixed-width column: use write_array",
@@ -149,17 +154,8 @@ impl ArrowWriter {
     pub fn write_column_bytes(&mut self, node: usize, values: &[u8], validity: Option<&[u8]>, length: usize) -> Result<()> {
         const CALL: &str = "write_column";
         self.column_target(node, CALL)?;
+        let need = self.column_value_bytes(node, length, CALL)?;
         let n = &self.nodes[node];
-        let need = match n.kind {
-            Kind::Fixed { width } => length * width,
-            Kind::Bool => length.div_ceil(8),
-            _ => {
-                return Err(QuiverError::invalid(format!(
-                    "{CALL}: {} is not a fixed-width column: use write_array",
-                    n.describe(node)
-                )))
-            }
-        };
         if values.len() < need {
             return Err(QuiverError::invalid(format!(
                 "{CALL}: {}: {length} rows need {need} bytes of values, got {}",
@@ -245,6 +241,19 @@ impl ArrowWriter {
 
     /// Fixed-width (and boolean) values `start..start+count` of `values`.
     fn copy_fixed(&mut self, node: usize, call: &str, values: &[u8], start: usize, bits: Option<Bits>, count: usize) -> Result<()> {
+        // Every check comes before the first byte is written, so a refused
+        // copy leaves the column exactly as it was.
+        if let (Kind::Fixed { width }, Some(p)) = (self.nodes[node].kind, self.nodes[node].decimal_precision) {
+            if self.options.check_decimal_precision {
+                let src = &values[start * width..(start + count) * width];
+                if let Some(bad) = first_over_precision(src, width, p, bits) {
+                    return Err(QuiverError::new(
+                        crate::error::ErrorCode::OutOfRange,
+                        format!("{call}: {}: row {bad} does not fit precision {p}", self.nodes[node].describe(node)),
+                    ));
+                }
+            }
+        }
         self.copy_validity(node, call, bits, count)?;
         let n = &mut self.nodes[node];
         let at = n.len;
@@ -258,22 +267,12 @@ impl ArrowWriter {
                 }
             }
             Kind::Fixed { width } => {
-                let precision = n.decimal_precision;
                 let slot = n.values.as_mut().expect("fixed values");
                 let base = slot.buf.len();
                 slot.buf.extend_from_slice(&values[start * width..(start + count) * width]);
                 if let Some(b) = bits {
                     let slice = slot.buf.as_slice_mut();
                     for_each_zero(b, count, |i| slice[base + i * width..base + (i + 1) * width].fill(0));
-                }
-                if let Some(p) = precision.filter(|_| self.options.check_decimal_precision) {
-                    if let Some(bad) = first_over_precision(&slot.buf.as_slice()[base..], width, p) {
-                        let what = n.describe(node);
-                        return Err(QuiverError::new(
-                            crate::error::ErrorCode::OutOfRange,
-                            format!("{call}: {what}: row {bad} does not fit precision {p}"),
-                        ));
-                    }
                 }
             }
             _ => unreachable!("copy_fixed on a non-fixed node"),
@@ -380,15 +379,35 @@ impl ArrowWriter {
     }
 }
 
-/// Index of the first decimal value in `values` (little-endian, `width`
-/// bytes each) whose magnitude needs more than `precision` digits.
-fn first_over_precision(values: &[u8], width: usize, precision: u8) -> Option<usize> {
-    let limit = i256::from_i128(10).wrapping_pow(precision as u32);
-    values.chunks_exact(width).position(|v| {
-        let fill = if v[width - 1] & 0x80 != 0 { 0xFF } else { 0 };
-        let mut le = [fill; 32];
-        le[..width].copy_from_slice(v);
-        let x = i256::from_le_bytes(le);
-        x >= limit || x <= limit.wrapping_neg()
-    })
+/// Index of the first valid (per `bits`) decimal value in `values`
+/// (little-endian, `width` bytes each) whose magnitude needs more than
+/// `precision` digits. Values under nulls are not looked at: they become
+/// zeros.
+fn first_over_precision(values: &[u8], width: usize, precision: u8, bits: Option<Bits>) -> Option<usize> {
+    let valid = |i: usize| bits.as_ref().is_none_or(|b| b.get(i));
+    match width {
+        4 | 8 | 16 => {
+            // |x| < 10^p with p <= 38 fits i128 (the decimal32/64 widths
+            // sign-extend into it).
+            let limit = 10i128.pow(precision.min(38) as u32);
+            values.chunks_exact(width).enumerate().position(|(i, v)| {
+                let x = match width {
+                    4 => i32::from_le_bytes(v.try_into().expect("4 bytes")) as i128,
+                    8 => i64::from_le_bytes(v.try_into().expect("8 bytes")) as i128,
+                    _ => i128::from_le_bytes(v.try_into().expect("16 bytes")),
+                };
+                (x >= limit || x <= -limit) && valid(i)
+            })
+        }
+        _ => {
+            let limit = i256::from_i128(10).wrapping_pow(precision as u32);
+            values.chunks_exact(width).enumerate().position(|(i, v)| {
+                let fill = if v[width - 1] & 0x80 != 0 { 0xFF } else { 0 };
+                let mut le = [fill; 32];
+                le[..width].copy_from_slice(v);
+                let x = i256::from_le_bytes(le);
+                (x >= limit || x <= limit.wrapping_neg()) && valid(i)
+            })
+        }
+    }
 }

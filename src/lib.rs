@@ -16,7 +16,7 @@ mod writer;
 
 pub use error::{ErrorCode, QuiverError, Result};
 pub use schema_text::parse_schema;
-pub use writer::{ArrowWriter, WriterOptions, WriterStats};
+pub use writer::{ArrowWriter, MAX_BATCH_ROWS, WriterOptions, WriterStats};
 pub mod export;
 pub mod stream;
 pub use export::{export_array, live_arrays};

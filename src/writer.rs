@@ -15,8 +15,9 @@ use crate::node::{Input, Kind, Node, build_nodes};
 /// Options of a writer; start from `WriterOptions::default()`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WriterOptions {
-    /// Row capacity of a batch: reserved before the row path writes, and the
-    /// `max_rows` a stream asks its fill closure for. Default 8192.
+    /// Row capacity of a batch: reserved before the row path writes (up to
+    /// 2^20 rows up front; buffers grow beyond that), and the `max_rows` a
+    /// stream asks its fill closure for. 1 to [`MAX_BATCH_ROWS`]; default 8192.
     pub batch_rows: usize,
     /// Reuse released buffers of earlier batches. Default true.
     pub recycle: bool,
@@ -72,12 +73,25 @@ pub struct ArrowWriter {
     batches: u64,
 }
 
+/// The largest `batch_rows` a writer takes: 2^31 - 1 rows, the most a
+/// batch can hold for the many consumers whose lengths are 32-bit.
+pub const MAX_BATCH_ROWS: usize = i32::MAX as usize;
+
+/// Rows of capacity reserved up front when a batch starts. With a larger
+/// `batch_rows` the buffers grow as rows arrive, and from the second batch on
+/// start at what the previous one used; a huge `batch_rows` never becomes one
+/// huge up-front allocation.
+const RESERVE_ROWS: usize = 1 << 20;
+
 impl ArrowWriter {
     /// Creates a writer for `schema`. An unsupported type is an `ENOSYS`
     /// error naming the type and the field.
     pub fn create(schema: SchemaRef, options: WriterOptions) -> Result<Self> {
-        if options.batch_rows == 0 {
-            return Err(QuiverError::invalid("create: batch_rows must be at least 1"));
+        if options.batch_rows == 0 || options.batch_rows > MAX_BATCH_ROWS {
+            return Err(QuiverError::invalid(format!(
+                "create: batch_rows must be between 1 and {MAX_BATCH_ROWS}, got {}",
+                options.batch_rows
+            )));
         }
         let nodes = build_nodes(&schema)?;
         let top = nodes.iter().enumerate().filter(|(_, n)| n.parent.is_none()).map(|(i, _)| i).collect();
@@ -159,7 +173,7 @@ impl ArrowWriter {
     /// new ones otherwise (DESIGN.md §2 rules 2, 3, 5, 7).
     fn start_batch(&mut self) {
         let recycle = self.options.recycle;
-        let cap = self.options.batch_rows;
+        let cap = self.options.batch_rows.min(RESERVE_ROWS);
         let counters = &mut self.counters;
         for n in &mut self.nodes {
             let rows = if n.parent.is_none() { cap } else { 0 };

@@ -457,8 +457,14 @@ fn cases() -> Vec<Case> {
                 run: |_| { let c = raw_schema(Some("i"), 0, None); (*c).release = None; new_from_raw(raw_schema(Some("+s"), 1, Some(vec![c]))) } },
             Case { class: "unsupported type (run-end encoded, int8 run ends)", call: "quiver_writer_new", code: ENOSYS, excerpt: &["field 'c'", "not supported"],
                 run: |_| new_from_raw(raw_schema(Some("+s"), 1, Some(vec![raw_schema(Some("+r"), 2, Some(vec![raw_schema(Some("c"), 0, None), raw_schema(Some("i"), 0, None)]))]))) },
-            Case { class: "bad option: batch_rows 0", call: "quiver_writer_new", code: EINVAL, excerpt: &["batch_rows must be >= 1, got 0"],
+            Case { class: "bad option: batch_rows 0", call: "quiver_writer_new", code: EINVAL, excerpt: &["batch_rows must be between 1 and 2147483647, got 0"],
                 run: |_| { let s = kitchen_ffi(); let o = options(0); let mut out = null_mut(); t(quiver_writer_new(&s, &o, &mut out)) } },
+            Case { class: "bad option: batch_rows 2^31", call: "quiver_writer_new", code: EINVAL, excerpt: &["batch_rows must be between 1 and 2147483647, got 2147483648"],
+                run: |_| { let s = kitchen_ffi(); let o = options(1 << 31); let mut out = null_mut(); t(quiver_writer_new(&s, &o, &mut out)) } },
+            Case { class: "malformed ArrowSchema: a list without its child", call: "quiver_writer_new", code: EINVAL, excerpt: &["schema.children[0]", "format \"+l\" takes 1 children"],
+                run: |_| new_from_raw(raw_schema(Some("+s"), 1, Some(vec![raw_schema(Some("+l"), 0, None)]))) },
+            Case { class: "malformed ArrowSchema: an int32 with a child", call: "quiver_writer_new", code: EINVAL, excerpt: &["schema.children[0]", "format \"i\" takes 0 children"],
+                run: |_| new_from_raw(raw_schema(Some("+s"), 1, Some(vec![raw_schema(Some("i"), 1, Some(vec![raw_schema(Some("i"), 0, None)]))]))) },
             Case { class: "bad option: retain -1", call: "quiver_writer_new", code: EINVAL, excerpt: &["retain must be >= 0, got -1"],
                 run: |_| { let s = kitchen_ffi(); let mut o = options(8); o.retain = -1; let mut out = null_mut(); t(quiver_writer_new(&s, &o, &mut out)) } },
             Case { class: "schema text: unknown type", call: "quiver_schema_parse", code: EINVAL, excerpt: &["at position 16", "expected a type name", "ut8"],
@@ -589,14 +595,13 @@ fn opts_null_means_defaults_and_reference_rows_match_arrow_builders() {
     }
 }
 
-// ---- library bugs found by this table (ignored until fixed) --------------------------
+// ---- library bugs this table found (fixed; kept as regression tests) ------------------
 
-/// A failed column write must leave nothing behind. After an ERANGE from
-/// `quiver_write_column` on a decimal column, the rejected values stay in the
-/// column's buffer (the column's length is unchanged, so the rollback skips
-/// it), and the next row's value is read from the rejected input.
+/// A failed column write must leave nothing behind. (Found by this table: the
+/// rejected values of an ERANGE from `quiver_write_column` on a decimal
+/// column stayed in the column's buffer; now the precision is checked before
+/// anything is written.)
 #[test]
-#[ignore = "library bug: a failed quiver_write_column (ERANGE) leaves its values in the decimal buffer"]
 fn write_column_decimal_over_precision_changes_nothing() {
     let _serial = serial();
     let w = c_writer(KITCHEN, None);
@@ -617,7 +622,6 @@ fn write_column_decimal_over_precision_changes_nothing() {
 /// Same for a nullable column through the Rust API: the rejected validity
 /// bits and null count stay behind too.
 #[test]
-#[ignore = "library bug: a failed write_column (ERANGE) leaves its values, validity bits and null count behind"]
 fn rust_write_column_decimal_over_precision_changes_nothing() {
     let _serial = serial();
     let mut w = ArrowWriter::from_text("d: decimal128(5, 2)", WriterOptions::default()).unwrap();
@@ -631,11 +635,10 @@ fn rust_write_column_decimal_over_precision_changes_nothing() {
     assert_eq!(common::column_cells(b.column(0).as_ref()), vec!["5", "6", "9"]);
 }
 
-/// `length * width` is not checked for overflow: 2^61 rows of int64 is
-/// 2^64 bytes, which wraps to 0, and the call succeeds with 2^61 rows
-/// committed over an empty buffer. Expected: EINVAL (or EOVERFLOW).
+/// `length * width` must not overflow: 2^61 rows of int64 is 2^64 bytes,
+/// which wrapped to 0, and the call succeeded with 2^61 rows committed over
+/// an empty buffer. Now EINVAL.
 #[test]
-#[ignore = "library bug: quiver_write_column accepts a length whose byte size overflows (2^61 int64 rows over 0 bytes)"]
 fn write_column_length_overflow_is_refused() {
     let _serial = serial();
     let w = c_writer("a: int64 not null", None);
@@ -643,28 +646,27 @@ fn write_column_length_overflow_is_refused() {
     // SAFETY: live writer; the length is the bad input.
     let rc = unsafe { quiver_write_column(w.0, 0, v.as_ptr().cast(), null(), 1 << 61) };
     let rows = unsafe { quiver_writer_rows(w.0) };
-    assert_ne!(rc, 0, "accepted: {rows} rows now committed over an empty values buffer");
+    assert_eq!(rc as i64, EINVAL, "accepted: {rows} rows now committed over an empty values buffer");
+    assert!(werr(w.0).contains("do not fit in memory"), "{}", werr(w.0));
     assert_eq!(rows, 0);
 }
 
 /// A list schema (`+l`) without its child: arrow's import asserts on the
-/// missing child, the panic is caught, and the caller gets ENOTRECOVERABLE
-/// for what is a malformed schema (EINVAL).
+/// missing child; the caller got ENOTRECOVERABLE for what is a malformed
+/// schema. Now EINVAL, with the child count named.
 #[test]
-#[ignore = "library bug: a '+l' ArrowSchema with n_children 0 panics inside the import (ENOTRECOVERABLE, not EINVAL)"]
 fn list_schema_without_child_is_einval() {
     let _serial = serial();
     let (rc, msg) = new_from_raw(raw_schema(Some("+s"), 1, Some(vec![raw_schema(Some("+l"), 0, None)])));
     assert_eq!(rc, EINVAL, "{msg}");
-    assert!(msg.contains("malformed ArrowSchema"), "{msg}");
+    assert!(msg.contains("malformed ArrowSchema") && msg.contains("takes 1 children"), "{msg}");
 }
 
-/// batch_rows is accepted up to i64::MAX, but the first write then computes
-/// the row capacity in bytes with a wrapping multiplication and the
-/// allocation panics: the writer is poisoned by a bad option. Expected:
-/// EINVAL from quiver_writer_new (or ENOMEM from the first append).
+/// batch_rows was accepted up to i64::MAX, and the first write then computed
+/// the row capacity in bytes with a wrapping multiplication and panicked:
+/// the writer was poisoned by a bad option. Now EINVAL from
+/// quiver_writer_new, naming the limit.
 #[test]
-#[ignore = "library bug: batch_rows = i64::MAX is accepted; the first append panics (ENOTRECOVERABLE)"]
 fn huge_batch_rows_is_refused_up_front() {
     let _serial = serial();
     let s = FFI_ArrowSchema::try_from(&parse_schema("a: int64 not null").unwrap()).unwrap();
@@ -672,24 +674,36 @@ fn huge_batch_rows_is_refused_up_front() {
     let mut w = null_mut();
     // SAFETY: valid pointers.
     let rc = unsafe { quiver_writer_new(&s, &o, &mut w) };
-    if rc == 0 {
-        let w = W(w);
-        let rc = unsafe { quiver_append_i64(w.0, 0, 1) };
-        assert_ne!(rc as i64, ENOTRECOVERABLE, "{}", werr(w.0));
+    assert_eq!(rc as i64, EINVAL);
+    assert!(w.is_null());
+    let msg = cstr(quiver_last_error());
+    assert!(msg.contains("batch_rows") && msg.contains("2147483647"), "{msg}");
+    // The largest batch_rows taken reserves a bounded capacity up front.
+    let o = options(quiver::MAX_BATCH_ROWS as i64);
+    let w = c_writer("a: int64 not null", Some(o));
+    // SAFETY: live writer.
+    unsafe {
+        ok(quiver_append_i64(w.0, 0, 1), w.0);
+        ok(quiver_end_row(w.0), w.0);
+        let mut st = QuiverStats::default();
+        ok(quiver_writer_stats(w.0, &mut st), w.0);
+        assert!(st.bytes_allocated < 64 << 20, "{} bytes reserved", st.bytes_allocated);
     }
 }
 
 // ---- calls after a caught panic ----------------------------------------------------
 
-/// The one panic reachable from C that this table found (see
-/// `huge_batch_rows_is_refused_up_front`): after it, every call on the writer
-/// returns ENOTRECOVERABLE with a message saying so, and free still works.
+/// A panic inside a call (injected: the one this table found, see
+/// `huge_batch_rows_is_refused_up_front`, is fixed): after it, every call on
+/// the writer returns ENOTRECOVERABLE with a message saying so, and free
+/// still works.
 #[test]
 fn calls_after_a_caught_panic_are_enotrecoverable() {
     let _serial = serial();
-    let w = c_writer("a: int64 not null, s: utf8", Some(options(i64::MAX)));
+    let w = c_writer("a: int64 not null, s: utf8", None);
     // SAFETY: live writer.
     unsafe {
+        quiver::ffi::writer::inject_panic_for_tests(w.0);
         let rc = quiver_append_i64(w.0, 0, 1);
         assert_eq!(rc as i64, ENOTRECOVERABLE);
         let m = werr(w.0);
@@ -777,7 +791,7 @@ enum FillMode {
     Incomplete,
     /// Leaves a row incomplete (no row committed) and returns 0.
     HalfRowOnly,
-    /// The first append panics inside the library (batch_rows i64::MAX).
+    /// The first append panics inside the library (injected).
     LibraryPanic,
 }
 
@@ -820,7 +834,10 @@ unsafe extern "C" fn fill(ctx: *mut c_void, w: *mut QuiverWriter, max_rows: i64)
                 quiver_append_i64(w, 0, 1);
                 0
             }
-            FillMode::LibraryPanic => quiver_append_i64(w, 0, 1),
+            FillMode::LibraryPanic => {
+                quiver::ffi::writer::inject_panic_for_tests(w);
+                quiver_append_i64(w, 0, 1)
+            }
             _ => {
                 for _ in 0..3.min(max_rows) {
                     assert_eq!(stream_append(w, c.next), 0);
@@ -956,7 +973,7 @@ fn fill_that_panics_inside_the_library_poisons_the_stream() {
     let _serial = serial();
     let class = "fill triggers a panic inside the library";
     let mut released = false;
-    let mut s = c_stream(FillMode::LibraryPanic, i64::MAX, &mut released);
+    let mut s = c_stream(FillMode::LibraryPanic, 4, &mut released);
     let (rc, a, msg) = next(&mut s);
     check_stream_error(class, rc, &msg);
     assert!(a.is_released());

@@ -9,7 +9,8 @@ use crate::writer::{WriterOptions, WriterStats};
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct QuiverOptions {
-    /// Row capacity of a batch; default 8192. Must be at least 1.
+    /// Row capacity of a batch; default 8192. 1 to 2147483647 (EINVAL
+    /// otherwise).
     pub batch_rows: i64,
     /// Reuse released buffers; default true.
     pub recycle: bool,
@@ -49,8 +50,12 @@ impl From<WriterStats> for QuiverStats {
 
 impl QuiverOptions {
     pub(crate) fn to_writer_options(self, call: &str) -> Result<WriterOptions> {
-        if self.batch_rows < 1 {
-            return Err(QuiverError::invalid(format!("{call}: opts->batch_rows must be >= 1, got {}", self.batch_rows)));
+        if self.batch_rows < 1 || self.batch_rows as u64 > crate::writer::MAX_BATCH_ROWS as u64 {
+            return Err(QuiverError::invalid(format!(
+                "{call}: opts->batch_rows must be between 1 and {}, got {}",
+                crate::writer::MAX_BATCH_ROWS,
+                self.batch_rows
+            )));
         }
         if self.retain < 0 {
             return Err(QuiverError::invalid(format!("{call}: opts->retain must be >= 0, got {}", self.retain)));

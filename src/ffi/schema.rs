@@ -46,6 +46,25 @@ pub(crate) unsafe fn check_schema_struct(schema: *const FFI_ArrowSchema, call: &
         if raw.n_children > 0 && raw.children.is_null() {
             return Err(bad(format!("n_children is {} but children is NULL", raw.n_children)));
         }
+        // Formats whose child count is fixed: checked here, because arrow's
+        // import asserts on them.
+        let format = CStr::from_ptr(raw.format).to_bytes();
+        let want = match format {
+            b"+l" | b"+L" | b"+m" | b"+vl" | b"+vL" => Some(1),
+            f if f.starts_with(b"+w:") => Some(1),
+            b"+r" => Some(2),
+            f if !f.starts_with(b"+") => Some(0),
+            _ => None,
+        };
+        if let Some(want) = want {
+            if raw.n_children != want {
+                return Err(bad(format!(
+                    "format {:?} takes {want} children, n_children is {}",
+                    String::from_utf8_lossy(format),
+                    raw.n_children
+                )));
+            }
+        }
         for i in 0..raw.n_children as usize {
             let child = *raw.children.add(i);
             if child.is_null() {
@@ -66,8 +85,15 @@ pub(crate) unsafe fn import_schema(schema: *const FFI_ArrowSchema, call: &str) -
     // SAFETY: checked structure first; then arrow reads it (borrowed).
     unsafe {
         check_schema_struct(schema, call, "schema", 0)?;
-        Schema::try_from(&*schema)
-            .map_err(|e| QuiverError::invalid(format!("{call}: malformed ArrowSchema: {e}")))
+        // A schema arrow's import still asserts on is malformed input, not a
+        // reason to poison anything: its panic becomes EINVAL here.
+        match std::panic::catch_unwind(|| Schema::try_from(&*schema)) {
+            Ok(r) => r.map_err(|e| QuiverError::invalid(format!("{call}: malformed ArrowSchema: {e}"))),
+            Err(p) => Err(QuiverError::invalid(format!(
+                "{call}: malformed ArrowSchema: the import refused it ({})",
+                crate::stream::panic_message(&p)
+            ))),
+        }
     }
 }
 

@@ -21,11 +21,13 @@ pub struct QuiverWriter {
     pub(crate) writer: ArrowWriter,
     last_error: Option<CString>,
     poisoned: bool,
+    /// Fault injection for tests of the panic boundary.
+    panic_next: bool,
 }
 
 impl QuiverWriter {
     pub(crate) fn new(writer: ArrowWriter) -> Self {
-        QuiverWriter { writer, last_error: None, poisoned: false }
+        QuiverWriter { writer, last_error: None, poisoned: false, panic_next: false }
     }
 
     pub(crate) fn is_poisoned(&self) -> bool {
@@ -40,6 +42,20 @@ impl QuiverWriter {
         self.last_error = Some(c_string(e.message()));
         set_thread_error(e.message());
         e.errno()
+    }
+}
+
+/// Makes the next call on `w` panic inside its panic boundary: how tests
+/// reach the boundary and the poisoned state without a bug to trigger. Not
+/// part of the C API.
+///
+/// # Safety
+/// `w` is a live writer from `quiver_writer_new`.
+#[doc(hidden)]
+pub unsafe fn inject_panic_for_tests(w: *mut QuiverWriter) {
+    // SAFETY: the caller passes a live writer.
+    if let Some(qw) = unsafe { w.as_mut() } {
+        qw.panic_next = true;
     }
 }
 
@@ -59,7 +75,13 @@ fn with_writer(w: *mut QuiverWriter, call: &str, f: impl FnOnce(&mut ArrowWriter
         );
         return qw.record(&e);
     }
-    match catch_unwind(AssertUnwindSafe(|| f(&mut qw.writer))) {
+    let inject = std::mem::take(&mut qw.panic_next);
+    match catch_unwind(AssertUnwindSafe(|| {
+        if inject {
+            panic!("injected panic (tests of the panic boundary)");
+        }
+        f(&mut qw.writer)
+    })) {
         Ok(Ok(())) => 0,
         Ok(Err(e)) => qw.record(&e),
         Err(panic) => {
