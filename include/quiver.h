@@ -95,7 +95,8 @@ typedef struct QuiverWriter QuiverWriter;
  */
 typedef struct QuiverOptions {
   /**
-   * Row capacity of a batch; default 8192. Must be at least 1.
+   * Row capacity of a batch; default 8192. 1 to 2147483647 (EINVAL
+   * otherwise).
    */
   int64_t batch_rows;
   /**
