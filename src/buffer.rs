@@ -162,23 +162,29 @@ impl Slot {
         arrow_buffer::bit_mask::set_bits(self.buf.as_slice_mut(), src, at, src_offset, len)
     }
 
-    /// Sets bits `at..at + len`.
+    /// Sets bits `at..at + len`: the partial bytes at either end bit by
+    /// bit, the whole bytes between with one fill.
     pub fn set_bits_range(&mut self, at: usize, len: usize) {
+        if len == 0 {
+            return;
+        }
         self.ensure_bits(at + len);
         let slice = self.buf.as_slice_mut();
-        let mut i = at;
         let end = at + len;
-        while i < end && i & 7 != 0 {
-            slice[i >> 3] |= 1 << (i & 7);
-            i += 1;
+        let first_full = at.div_ceil(8);
+        let last_full = end / 8;
+        if first_full >= last_full {
+            for i in at..end {
+                slice[i >> 3] |= 1 << (i & 7);
+            }
+            return;
         }
-        while i + 8 <= end {
-            slice[i >> 3] = 0xFF;
-            i += 8;
-        }
-        while i < end {
+        for i in at..first_full * 8 {
             slice[i >> 3] |= 1 << (i & 7);
-            i += 1;
+        }
+        slice[first_full..last_full].fill(0xFF);
+        for i in last_full * 8..end {
+            slice[i >> 3] |= 1 << (i & 7);
         }
     }
 }

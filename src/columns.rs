@@ -9,7 +9,7 @@ use arrow_data::ArrayData;
 
 use crate::error::{QuiverError, Result};
 use crate::node::Kind;
-use crate::writer::{ArrowWriter, last_offset, overflow, push_offset};
+use crate::writer::{ArrowWriter, last_offset, overflow};
 
 /// Source validity: a bitmap and the bit where the copied range starts.
 #[derive(Clone, Copy)]
@@ -46,6 +46,47 @@ fn for_each_run(bits: Option<Bits>, len: usize, mut f: impl FnMut(usize, usize, 
         f(at, len, false)?;
     }
     Ok(())
+}
+
+/// Zeroes the `width`-byte values of `values` (`len` of them) whose bit in
+/// `bits` is 0. Works 64 rows at a time: all-valid words are skipped, the
+/// others are masked value by value (whole-word ANDs, no branches).
+fn zero_under_nulls(values: &mut [u8], width: usize, bits: Bits, len: usize) {
+    let values = &mut values[..len * width];
+    macro_rules! lanes {
+        ($t:ty, $per:expr) => {{
+            const L: usize = std::mem::size_of::<$t>();
+            for (c, word) in BitChunks::new(bits.bytes, bits.offset, len).iter_padded().enumerate() {
+                if word == u64::MAX {
+                    continue;
+                }
+                let start = c * 64 * width;
+                let end = (start + 64 * width).min(values.len());
+                // Nulls are random: a branch per value would mispredict half
+                // the time. The word is first spread into one all-ones or
+                // all-zeros mask per row, then the values are ANDed with it.
+                let mut masks = [0 as $t; 64];
+                for (j, m) in masks.iter_mut().enumerate() {
+                    *m = (((word >> j) & 1) as $t).wrapping_neg();
+                }
+                for (v, &keep) in values[start..end].chunks_exact_mut(L * $per).zip(masks.iter()) {
+                    for lane in v.chunks_exact_mut(L) {
+                        let x = <$t>::from_le_bytes(lane.try_into().expect("lane"));
+                        lane.copy_from_slice(&(x & keep).to_le_bytes());
+                    }
+                }
+            }
+        }};
+    }
+    match width {
+        1 => lanes!(u8, 1),
+        2 => lanes!(u16, 1),
+        4 => lanes!(u32, 1),
+        8 => lanes!(u64, 1),
+        16 => lanes!(u64, 2),
+        32 => lanes!(u64, 4),
+        _ => for_each_zero(bits, len, |i| values[i * width..(i + 1) * width].fill(0)),
+    }
 }
 
 /// Calls `f(i)` for every zero bit in `0..len`.
@@ -260,10 +301,18 @@ impl ArrowWriter {
         match n.kind {
             Kind::Bool => {
                 let slot = n.values.as_mut().expect("bool values");
-                slot.copy_bits(at, values, start, count);
-                if let Some(b) = bits {
-                    let slice = slot.buf.as_slice_mut();
-                    for_each_zero(b, count, |i| slice[(at + i) >> 3] &= !(1 << ((at + i) & 7)));
+                match bits {
+                    None => {
+                        slot.copy_bits(at, values, start, count);
+                    }
+                    Some(b) => {
+                        // value AND validity, a word at a time: false under every null.
+                        let v = BitChunks::new(values, start, count);
+                        let m = BitChunks::new(b.bytes, b.offset, count);
+                        let anded: Vec<u8> =
+                            v.iter_padded().zip(m.iter_padded()).flat_map(|(x, y)| (x & y).to_le_bytes()).collect();
+                        slot.copy_bits(at, &anded, 0, count);
+                    }
                 }
             }
             Kind::Fixed { width } => {
@@ -271,14 +320,59 @@ impl ArrowWriter {
                 let base = slot.buf.len();
                 slot.buf.extend_from_slice(&values[start * width..(start + count) * width]);
                 if let Some(b) = bits {
-                    let slice = slot.buf.as_slice_mut();
-                    for_each_zero(b, count, |i| slice[base + i * width..base + (i + 1) * width].fill(0));
+                    zero_under_nulls(&mut slot.buf.as_slice_mut()[base..], width, b, count);
                 }
             }
             _ => unreachable!("copy_fixed on a non-fixed node"),
         }
         n.len += count;
         Ok(())
+    }
+
+    /// Offsets (rebased onto this batch's) and the values they point at,
+    /// for a utf8/binary or list node: rows `off..off + count` of `data`.
+    /// A null row repeats the last offset. Each run of valid rows is one
+    /// pass over its offsets and one copy of its values.
+    fn copy_offsets<O: ArrowNativeType + TryFrom<i64> + Into<i64>>(
+        &mut self,
+        node: usize,
+        data: &ArrayData,
+        off: usize,
+        count: usize,
+        bits: Option<Bits>,
+    ) -> Result<()> {
+        const CALL: &str = "write_array";
+        let src: &[O] = data.buffer::<O>(0);
+        let width = std::mem::size_of::<O>();
+        let child = self.nodes[node].children.first().copied();
+        for_each_run(bits, count, |s, e, valid| {
+            let n = &mut self.nodes[node];
+            let offsets = n.values.as_mut().expect("offsets");
+            let base = last_offset(offsets, width) as i64;
+            if !valid {
+                let b = O::try_from(base).ok().expect("the last offset fits its own type");
+                offsets.buf.extend(std::iter::repeat_n(b, e - s));
+                return Ok(());
+            }
+            let (first, last): (i64, i64) = (src[off + s].into(), src[off + e].into());
+            let end = base + (last - first);
+            if width == 4 && end > i32::MAX as i64 {
+                let what = n.describe(node);
+                return Err(overflow(CALL, &what, end as usize));
+            }
+            let shift = base - first;
+            // In range: every offset lies between first and last.
+            offsets.buf.extend(src[off + s + 1..=off + e].iter().map(|&o| {
+                let v: i64 = o.into();
+                O::try_from(v + shift).ok().expect("checked against the end offset")
+            }));
+            let (first, last) = (first as usize, last as usize);
+            match child {
+                None => n.data.as_mut().expect("var data").buf.extend_from_slice(&data.buffers()[1].as_slice()[first..last]),
+                Some(c) => self.copy_data(c, &data.child_data()[0], first, last - first)?,
+            }
+            Ok(())
+        })
     }
 
     /// Copies logical rows `start..start+count` of `data` into `node`.
@@ -312,41 +406,11 @@ impl ArrowWriter {
         self.copy_validity(node, CALL, bits, count)?;
         match kind {
             Kind::Var { large, .. } | Kind::List { large } => {
-                let src = data.buffers()[0].as_slice();
-                let src_offset = |i: usize| -> usize {
-                    if large {
-                        i64::from_le_bytes(src[i * 8..i * 8 + 8].try_into().expect("8 bytes")) as usize
-                    } else {
-                        i32::from_le_bytes(src[i * 4..i * 4 + 4].try_into().expect("4 bytes")) as usize
-                    }
-                };
-                let width = if large { 8 } else { 4 };
-                let child = self.nodes[node].children.first().copied();
-                for_each_run(bits, count, |s, e, valid| {
-                    let n = &mut self.nodes[node];
-                    let offsets = n.values.as_mut().expect("offsets");
-                    let base = last_offset(offsets, width);
-                    if !valid {
-                        for _ in s..e {
-                            push_offset(offsets, width, base);
-                        }
-                        return Ok(());
-                    }
-                    let (first, last) = (src_offset(off + s), src_offset(off + e));
-                    let end = base + (last - first);
-                    if !large && end > i32::MAX as usize {
-                        let what = n.describe(node);
-                        return Err(overflow(CALL, &what, end));
-                    }
-                    for i in off + s + 1..=off + e {
-                        push_offset(offsets, width, base + src_offset(i) - first);
-                    }
-                    match child {
-                        None => n.data.as_mut().expect("var data").buf.extend_from_slice(&data.buffers()[1].as_slice()[first..last]),
-                        Some(c) => self.copy_data(c, &data.child_data()[0], first, last - first)?,
-                    }
-                    Ok(())
-                })?;
+                if large {
+                    self.copy_offsets::<i64>(node, data, off, count, bits)?;
+                } else {
+                    self.copy_offsets::<i32>(node, data, off, count, bits)?;
+                }
             }
             Kind::FixedList { size } => {
                 let child = self.nodes[node].children[0];
