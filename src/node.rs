@@ -107,9 +107,15 @@ pub(crate) struct Node {
     /// Values written in the current batch (committed or not).
     pub len: usize,
     pub null_count: usize,
-    /// `len` and `null_count` at the last committed row.
+    /// `len` at the last committed row, kept only for the nodes whose
+    /// committed length does not follow from their parent's (children of
+    /// unions, list views and encoded nodes); see `ArrowWriter::commit`.
     pub committed_len: usize,
-    pub committed_nulls: usize,
+    /// The row path's fast checks (set by `ArrowWriter::create`): the parent's
+    /// node number, or `usize::MAX` for a top-level column.
+    pub up: usize,
+    /// Which position check the fast path makes (`writer::RULE_*`).
+    pub rule: u8,
     /// Validity bitmap (nullable nodes only).
     pub validity: Option<Slot>,
     /// Values (fixed), value bitmap (bool) or offsets (var, list, map).
@@ -313,7 +319,8 @@ fn add_node(nodes: &mut Vec<Node>, field: &FieldRef, path: String, parent: Optio
         len: 0,
         null_count: 0,
         committed_len: 0,
-        committed_nulls: 0,
+        up: usize::MAX,
+        rule: 0,
         validity: (field.is_nullable()
             && !matches!(kind, Kind::Null | Kind::Union { .. } | Kind::Encoded { ree: true, .. }))
         .then(Slot::default),

@@ -66,6 +66,26 @@ pub struct ArrowWriter {
     pub(crate) rows: usize,
     /// Nodes opened by `begin`, innermost last.
     pub(crate) open: Vec<usize>,
+    /// The innermost open node; [`NO_OPEN`] when none is open, [`NOT_STARTED`]
+    /// before the batch's first write. The fast paths compare it with a
+    /// node's `up`, which answers "started, and is this node's parent the
+    /// innermost open one" in one test.
+    open_top: usize,
+    /// Top-level columns that got the value of the open row through the row
+    /// path, or [`ROW_UNKNOWN`] once the column path may have written
+    /// top-level columns since the last commit (`end_row` then checks every
+    /// column). Each top-level column takes one value per row (its length
+    /// must equal `rows` to take it), so `row_written == top.len()` means the
+    /// row is complete.
+    row_written: usize,
+    /// Children of unions, list views and encoded nodes: the nodes whose
+    /// committed length `commit` records (every other node's follows from
+    /// its parent's, see `restore_committed`).
+    snapshot: Vec<usize>,
+    /// Debug builds: every node's `(len, null_count)` at the last commit, to
+    /// check that `abort_row` restores exactly that.
+    #[cfg(debug_assertions)]
+    debug_committed: Vec<(usize, usize)>,
     /// Whether the current batch's buffers have been taken (lazily, at the
     /// first write, so that a consumer's release just before counts).
     started: bool,
@@ -83,6 +103,25 @@ pub const MAX_BATCH_ROWS: usize = i32::MAX as usize;
 /// huge up-front allocation.
 const RESERVE_ROWS: usize = 1 << 20;
 
+/// `open_top` when no node is open; also the `up` of a top-level column.
+pub(crate) const NO_OPEN: usize = usize::MAX;
+/// `open_top` before the batch's first write: no node's `up`.
+const NOT_STARTED: usize = usize::MAX - 1;
+/// `row_written` when the column path may have written top-level columns.
+const ROW_UNKNOWN: usize = 1 << 62;
+
+/// Position rules of the fast paths (`Node::rule`), by the parent's kind.
+/// A top-level column: its length equals the committed rows.
+pub(crate) const RULE_TOP: u8 = 0;
+/// A struct field: its length equals the struct's.
+pub(crate) const RULE_STRUCT: u8 = 1;
+/// An item of a list, large list, map or list view: always free.
+pub(crate) const RULE_ANY: u8 = 2;
+/// An item of a fixed-size list: fewer than `size` values in the open entry.
+pub(crate) const RULE_FIXED: u8 = 3;
+/// A union member: the full check.
+pub(crate) const RULE_SLOW: u8 = 4;
+
 impl ArrowWriter {
     /// Creates a writer for `schema`. An unsupported type is an `ENOSYS`
     /// error naming the type and the field.
@@ -93,17 +132,28 @@ impl ArrowWriter {
                 options.batch_rows
             )));
         }
-        let nodes = build_nodes(&schema)?;
+        let mut nodes = build_nodes(&schema)?;
         let top = nodes.iter().enumerate().filter(|(_, n)| n.parent.is_none()).map(|(i, _)| i).collect();
         let public = nodes.iter().filter(|n| !n.hidden).count();
+        let snapshot = nodes
+            .iter()
+            .filter(|n| matches!(n.kind, Kind::Union { .. } | Kind::ListView { .. } | Kind::Encoded { .. }))
+            .flat_map(|n| n.children.iter().copied())
+            .collect();
+        prepare_fast_paths(&mut nodes);
         Ok(ArrowWriter {
             schema,
             public,
+            #[cfg(debug_assertions)]
+            debug_committed: vec![(0, 0); nodes.len()],
             nodes,
             top,
             options,
             rows: 0,
             open: Vec::new(),
+            open_top: NOT_STARTED,
+            row_written: 0,
+            snapshot,
             started: false,
             counters: Counters::default(),
             batches: 0,
@@ -162,11 +212,22 @@ impl ArrowWriter {
 
     // ---- batch start -------------------------------------------------------
 
+    /// Starts the batch if this is its first write.
     #[inline]
-    pub(crate) fn ensure_started(&mut self) {
+    fn start(&mut self) {
         if !self.started {
             self.start_batch();
         }
+    }
+
+    /// The entry of the column path (and of any call outside the row path
+    /// that may write top-level columns): starts the batch like `start`, and
+    /// makes the next `end_row` check every top-level column, since the
+    /// column path writes them without counting.
+    #[inline]
+    pub(crate) fn ensure_started(&mut self) {
+        self.start();
+        self.row_written = ROW_UNKNOWN;
     }
 
     /// Takes the buffers of the new batch: released ones back from the ring,
@@ -180,7 +241,6 @@ impl ArrowWriter {
             n.len = 0;
             n.null_count = 0;
             n.committed_len = 0;
-            n.committed_nulls = 0;
             if let Some(v) = &mut n.validity {
                 v.start(rows.div_ceil(8), Fill::ZeroedBits, recycle, counters);
             }
@@ -215,7 +275,25 @@ impl ArrowWriter {
         }
         self.rows = 0;
         self.open.clear();
+        self.open_top = NO_OPEN;
+        self.row_written = 0;
+        #[cfg(debug_assertions)]
+        self.debug_committed.iter_mut().for_each(|c| *c = (0, 0));
         self.started = true;
+    }
+
+    /// Sets `open_top` from `open` after a push or pop.
+    #[inline]
+    fn sync_open(&mut self) {
+        self.open_top = self.open.last().copied().unwrap_or(NO_OPEN);
+    }
+
+    /// Counts a top-level value of the open row (after a successful write of `node`).
+    #[inline]
+    fn count_top(&mut self, node: usize) {
+        if self.nodes[node].up == NO_OPEN {
+            self.row_written += 1;
+        }
     }
 
     // ---- row path: positions -------------------------------------------------
@@ -223,7 +301,7 @@ impl ArrowWriter {
     /// Checks that `node` may receive its next value now, for `call`.
     #[inline]
     fn target(&mut self, node: usize, call: &str) -> Result<()> {
-        self.ensure_started();
+        self.start();
         let Some(n) = self.nodes[..self.public].get(node) else {
             return Err(self.unknown_node(call, node));
         };
@@ -313,9 +391,12 @@ impl ArrowWriter {
             return Err(self.wrong_input(node, input));
         }
         if dst != node {
-            return self.append_encoded(node, |w| w.write_le(dst, input, bytes));
+            self.append_encoded(node, |w| w.write_le(dst, input, bytes))?;
+        } else {
+            self.write_le(dst, input, bytes)?;
         }
-        self.write_le(dst, input, bytes)
+        self.count_top(node);
+        Ok(())
     }
 
     /// Writes one typed value into the fixed-width or boolean node `dst`.
@@ -470,9 +551,12 @@ impl ArrowWriter {
             return Err(self.wrong_input(node, Input::Bytes));
         }
         if dst != node {
-            return self.append_encoded(node, |w| w.write_bytes(dst, v));
+            self.append_encoded(node, |w| w.write_bytes(dst, v))?;
+        } else {
+            self.write_bytes(dst, v)?;
         }
-        self.write_bytes(dst, v)
+        self.count_top(node);
+        Ok(())
     }
 
     /// Writes one byte-string value into the variable-width, view or
@@ -535,6 +619,7 @@ impl ArrowWriter {
             }
         }
         self.fill_null(node, 1);
+        self.count_top(node);
         Ok(())
     }
 
@@ -614,12 +699,13 @@ impl ArrowWriter {
             self.nodes[dst].open_lens = lens;
         }
         self.open.push(dst);
+        self.sync_open();
         Ok(())
     }
 
     /// Ends the value `begin(node)` started; `node` must be the innermost open node.
     pub fn end(&mut self, node: usize) -> Result<()> {
-        self.ensure_started();
+        self.start();
         if node >= self.public {
             return Err(self.unknown_node("end", node));
         }
@@ -638,8 +724,12 @@ impl ArrowWriter {
         }
         self.end_value(dst)?;
         self.open.pop();
+        self.sync_open();
         if dst != node {
             self.commit_encoded(node)?;
+        }
+        if self.open.is_empty() {
+            self.count_top(node);
         }
         Ok(())
     }
@@ -688,8 +778,22 @@ impl ArrowWriter {
 
     /// Commits the row: every top-level column must have one value and no
     /// node may be open.
+    #[inline]
     pub fn end_row(&mut self) -> Result<()> {
-        self.ensure_started();
+        // `open_top == NO_OPEN`: started and nothing open.
+        if self.row_written == self.top.len() && self.open_top == NO_OPEN {
+            debug_assert!(self.top.iter().all(|&c| self.nodes[c].len == self.rows + 1), "row counter out of step");
+            self.rows += 1;
+            self.commit();
+            return Ok(());
+        }
+        self.end_row_checked()
+    }
+
+    /// `end_row` with every top-level column checked.
+    #[inline(never)]
+    fn end_row_checked(&mut self) -> Result<()> {
+        self.start();
         if let Some(&o) = self.open.last() {
             return Err(QuiverError::invalid(format!(
                 "end_row: {} is still open: end it first",
@@ -708,22 +812,96 @@ impl ArrowWriter {
         Ok(())
     }
 
+    /// Makes the current lengths the committed state; called once every
+    /// top-level column has `rows` values and nothing is open. Only the
+    /// nodes in `snapshot` record their length: a top-level column's
+    /// committed length is `rows`, a struct field's its struct's, a
+    /// fixed-size list item's `size` times its list's, a list item's the
+    /// list's last offset; null counts follow from the validity bits
+    /// (`restore_committed`).
+    #[inline]
     pub(crate) fn commit(&mut self) {
-        for n in &mut self.nodes {
+        self.row_written = 0;
+        for &i in &self.snapshot {
+            let n = &mut self.nodes[i];
             n.committed_len = n.len;
-            n.committed_nulls = n.null_count;
+        }
+        #[cfg(debug_assertions)]
+        for (c, n) in self.debug_committed.iter_mut().zip(&self.nodes) {
+            *c = (n.len, n.null_count);
         }
     }
 
     /// Drops the uncommitted part of the row (values, open begins); the
     /// committed rows are untouched.
     pub fn abort_row(&mut self) -> Result<()> {
-        self.ensure_started();
+        self.start();
         self.open.clear();
-        let all: Vec<usize> = (0..self.nodes.len()).collect();
-        let to: Vec<(usize, usize)> = self.nodes.iter().map(|n| (n.committed_len, n.committed_nulls)).collect();
-        self.truncate_nodes(&all, &to);
+        self.sync_open();
+        let rows = self.rows;
+        for i in 0..self.top.len() {
+            let c = self.top[i];
+            self.restore_committed(c, rows);
+        }
+        for i in 0..self.nodes.len() {
+            if self.nodes[i].encoding.is_some() {
+                self.repair_encoded(i);
+            }
+        }
+        self.row_written = 0;
+        #[cfg(debug_assertions)]
+        for (i, (c, n)) in self.debug_committed.iter().zip(&self.nodes).enumerate() {
+            assert_eq!(*c, (n.len, n.null_count), "abort_row: node {i} not restored to its committed (len, nulls)");
+        }
         Ok(())
+    }
+
+    /// Cuts `node` back to its committed length `len`, then its children to
+    /// theirs (see `commit`). Encoded nodes are repaired by the caller.
+    fn restore_committed(&mut self, node: usize, len: usize) {
+        let n = &self.nodes[node];
+        debug_assert!(len <= n.len, "committed length past the current one");
+        if len < n.len {
+            let nulls = n.null_count - self.nulls_in(node, len, n.len);
+            self.truncate_node(node, len, nulls);
+        }
+        let n = &self.nodes[node];
+        match n.kind {
+            Kind::Struct => {
+                for i in 0..n.children.len() {
+                    let c = self.nodes[node].children[i];
+                    self.restore_committed(c, len);
+                }
+            }
+            Kind::FixedList { size } => self.restore_committed(n.children[0], len * size),
+            Kind::List { .. } => {
+                let end = last_offset(n.values.as_ref().expect("list offsets"), n.offset_width());
+                self.restore_committed(n.children[0], end);
+            }
+            Kind::Union { .. } | Kind::ListView { .. } | Kind::Encoded { .. } => {
+                for i in 0..n.children.len() {
+                    let c = self.nodes[node].children[i];
+                    self.restore_committed(c, self.nodes[c].committed_len);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Nulls among values `from..to` of `node`: its zero validity bits (a
+    /// node's null count is the number of zero bits below its length), all
+    /// of them for a null-type node, none for a node without validity.
+    fn nulls_in(&self, node: usize, from: usize, to: usize) -> usize {
+        let n = &self.nodes[node];
+        match &n.validity {
+            Some(v) => {
+                let covered = to.min(v.buf.len() * 8).max(from);
+                let set = arrow_buffer::bit_chunk_iterator::UnalignedBitChunk::new(v.buf.as_slice(), from, covered - from).count_ones();
+                (to - from) - set
+            }
+            None if n.kind == Kind::Null => to - from,
+            None => 0,
+        }
     }
 
     /// Cuts each of `nodes` back to its `(len, nulls)`, then repairs the
@@ -788,7 +966,7 @@ impl ArrowWriter {
     /// The committed rows as a record batch; the writer starts the next batch
     /// (lazily, at its first write). An incomplete row is an error and stays.
     pub fn finish(&mut self) -> Result<RecordBatch> {
-        self.ensure_started();
+        self.start();
         if let Some(&o) = self.open.last() {
             return Err(QuiverError::invalid(format!(
                 "finish: row {} is incomplete: {} is still open; end_row or abort_row first",
@@ -810,6 +988,7 @@ impl ArrowWriter {
         let options = RecordBatchOptions::new().with_row_count(Some(self.rows));
         let batch = RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)?;
         self.started = false;
+        self.open_top = NOT_STARTED;
         self.rows = 0;
         self.batches += 1;
         Ok(batch)
@@ -862,6 +1041,26 @@ impl ArrowWriter {
         // (monotonic, within the data), validity and null counts agree, children
         // have the lengths their parents address. Tests run `validate_full`.
         unsafe { builder.build_unchecked() }
+    }
+}
+
+/// Sets each node's `up`, `rule` and fast-path inputs (see `Node`).
+fn prepare_fast_paths(nodes: &mut [Node]) {
+    for i in 0..nodes.len() {
+        let (up, rule) = match nodes[i].parent {
+            None => (NO_OPEN, RULE_TOP),
+            Some(p) => (
+                p,
+                match nodes[p].kind {
+                    Kind::Struct => RULE_STRUCT,
+                    Kind::List { .. } | Kind::ListView { .. } => RULE_ANY,
+                    Kind::FixedList { .. } => RULE_FIXED,
+                    _ => RULE_SLOW,
+                },
+            ),
+        };
+        nodes[i].up = up;
+        nodes[i].rule = rule;
     }
 }
 
