@@ -4,11 +4,10 @@
 schema and every operation kind is exercised, valid and invalid calls
 alike. The byte layout is the one fuzz/driver/api_sequence.rs reads.
 
-    python3 fuzz/seeds.py            # rewrites the directory
+    python3 fuzz/seeds.py            # rewrites the seed-* files
 """
 import os
 import random
-import shutil
 import struct
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -262,10 +261,13 @@ seed("s2-widths", 2,
      + bytes([END_ROW, FINISH]))
 
 if __name__ == "__main__":
-    if os.path.isdir(OUT):
-        shutil.rmtree(OUT)
-    os.makedirs(OUT)
+    # Only seed-* files are committed (fuzz/.gitignore); inputs a fuzz run
+    # adds next to them are left alone.
+    os.makedirs(OUT, exist_ok=True)
+    for old in os.listdir(OUT):
+        if old.startswith("seed-"):
+            os.remove(os.path.join(OUT, old))
     for name, data in sorted(SEEDS.items()):
-        with open(os.path.join(OUT, name), "wb") as f:
+        with open(os.path.join(OUT, "seed-" + name), "wb") as f:
             f.write(data)
     print(f"{len(SEEDS)} seeds, {sum(map(len, SEEDS.values()))} bytes, in {OUT}")

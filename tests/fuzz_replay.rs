@@ -1,5 +1,6 @@
 //! Replays the fuzz target's inputs without libFuzzer: the committed seed
-//! corpus (fuzz/corpus/api_sequence/) and every reduced crash
+//! corpus (fuzz/corpus/api_sequence/seed-*; a local fuzz run adds other,
+//! ignored, files there) and every reduced crash
 //! (fuzz/regressions/api_sequence/), each through the same driver and model
 //! as `cargo fuzz run api_sequence`. A disagreement with the model panics.
 //!
@@ -13,7 +14,8 @@ mod common;
 
 use std::path::Path;
 
-fn inputs(dir: &str) -> Vec<(String, Vec<u8>)> {
+/// The files of `dir` whose names start with `prefix`.
+fn inputs(dir: &str, prefix: &str) -> Vec<(String, Vec<u8>)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
     if !dir.exists() && dir.ends_with("regressions/api_sequence") {
         return vec![];
@@ -21,7 +23,7 @@ fn inputs(dir: &str) -> Vec<(String, Vec<u8>)> {
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.unwrap().path())
-        .filter(|p| p.is_file() && !p.file_name().unwrap().to_string_lossy().starts_with('.'))
+        .filter(|p| p.is_file() && p.file_name().unwrap().to_string_lossy().starts_with(prefix))
         .collect();
     files.sort();
     files
@@ -32,7 +34,7 @@ fn inputs(dir: &str) -> Vec<(String, Vec<u8>)> {
 
 #[test]
 fn seed_corpus_and_regressions_replay_against_the_model() {
-    let corpus = inputs("fuzz/corpus/api_sequence");
+    let corpus = inputs("fuzz/corpus/api_sequence", "seed-");
     assert!(corpus.len() >= 24, "the seed corpus has {} files", corpus.len());
     // Every schema is among the seeds.
     for s in 0..3u8 {
@@ -82,7 +84,7 @@ fn seed_corpus_and_regressions_replay_against_the_model() {
     assert!(missing.is_empty(), "the seeds never reach: {missing:?} (reached: {events:?})");
     assert!(!events.keys().any(|&(_, outcome)| outcome == "other"), "an unexpected code: {events:?}");
 
-    for (name, data) in &inputs("fuzz/regressions/api_sequence") {
+    for (name, data) in &inputs("fuzz/regressions/api_sequence", "") {
         let result = std::panic::catch_unwind(|| api_sequence::run(data));
         assert!(result.is_ok(), "regression {name} ({} bytes) disagrees with the model", data.len());
     }
