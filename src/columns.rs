@@ -89,6 +89,50 @@ fn zero_under_nulls(values: &mut [u8], width: usize, bits: Bits, len: usize) {
     }
 }
 
+/// An offset type (i32 or i64).
+trait Offset: ArrowNativeType + TryFrom<i64> + Into<i64> {
+    /// `dst[i] = src[i] + shift` (in range by the caller's check).
+    fn rebase(dst: &mut [Self], src: &[Self], shift: i64);
+}
+
+impl Offset for i32 {
+    fn rebase(dst: &mut [i32], src: &[i32], shift: i64) {
+        let shift = shift as i32;
+        for (d, &o) in dst.iter_mut().zip(src) {
+            *d = o.wrapping_add(shift);
+        }
+    }
+}
+
+impl Offset for i64 {
+    fn rebase(dst: &mut [i64], src: &[i64], shift: i64) {
+        for (d, &o) in dst.iter_mut().zip(src) {
+            *d = o.wrapping_add(shift);
+        }
+    }
+}
+
+/// Whether every null row of `off..off + count` spans no values
+/// (`offsets[i + 1] == offsets[i]`).
+fn null_spans_are_empty<O: ArrowNativeType + Into<i64>>(offsets: &[O], off: usize, count: usize, bits: Bits) -> bool {
+    for (c, word) in BitChunks::new(bits.bytes, bits.offset, count).iter_padded().enumerate() {
+        if word == u64::MAX {
+            continue;
+        }
+        let start = off + c * 64;
+        let end = (start + 64).min(off + count);
+        let mut spanned = 0i64;
+        for (j, w) in offsets[start..=end].windows(2).enumerate() {
+            let len: i64 = w[1].into() - w[0].into();
+            spanned |= len & ((((word >> j) & 1) as i64) - 1);
+        }
+        if spanned != 0 {
+            return false;
+        }
+    }
+    true
+}
+
 /// Calls `f(i)` for every zero bit in `0..len`.
 fn for_each_zero(bits: Bits, len: usize, mut f: impl FnMut(usize)) {
     let chunks = BitChunks::new(bits.bytes, bits.offset, len);
@@ -333,7 +377,7 @@ impl ArrowWriter {
     /// for a utf8/binary or list node: rows `off..off + count` of `data`.
     /// A null row repeats the last offset. Each run of valid rows is one
     /// pass over its offsets and one copy of its values.
-    fn copy_offsets<O: ArrowNativeType + TryFrom<i64> + Into<i64>>(
+    fn copy_offsets<O: Offset>(
         &mut self,
         node: usize,
         data: &ArrayData,
@@ -345,6 +389,12 @@ impl ArrowWriter {
         let src: &[O] = data.buffer::<O>(0);
         let width = std::mem::size_of::<O>();
         let child = self.nodes[node].children.first().copied();
+        // Nulls that span no values (what most producers write) need no runs:
+        // the whole range is one rebase of its offsets and one copy.
+        let bits = match bits {
+            Some(b) if null_spans_are_empty(src, off, count, b) => None,
+            b => b,
+        };
         for_each_run(bits, count, |s, e, valid| {
             let n = &mut self.nodes[node];
             let offsets = n.values.as_mut().expect("offsets");
@@ -360,12 +410,11 @@ impl ArrowWriter {
                 let what = n.describe(node);
                 return Err(overflow(CALL, &what, end as usize));
             }
-            let shift = base - first;
-            // In range: every offset lies between first and last.
-            offsets.buf.extend(src[off + s + 1..=off + e].iter().map(|&o| {
-                let v: i64 = o.into();
-                O::try_from(v + shift).ok().expect("checked against the end offset")
-            }));
+            // In range: every offset lies between first and last, and the
+            // last one rebased is `end`, checked above.
+            let at = offsets.buf.len() / width;
+            offsets.buf.resize((at + e - s) * width, 0);
+            O::rebase(&mut offsets.buf.typed_data_mut::<O>()[at..], &src[off + s + 1..=off + e], base - first);
             let (first, last) = (first as usize, last as usize);
             match child {
                 None => n.data.as_mut().expect("var data").buf.extend_from_slice(&data.buffers()[1].as_slice()[first..last]),

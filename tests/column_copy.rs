@@ -1,0 +1,128 @@
+//! The column path's copy of offsets, values under nulls and booleans, for
+//! every shape of input: nulls that span values or not, sliced arrays, and
+//! offsets that must be rebased onto what the batch already holds.
+
+use std::sync::Arc;
+
+use arrow_array::builder::{ListBuilder, StringBuilder};
+use arrow_array::{Array, ArrayRef, BooleanArray, Int64Array, ListArray, StringArray};
+use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
+use quiver::{ArrowWriter, WriterOptions};
+
+fn write(schema: &str, parts: &[ArrayRef]) -> ArrayRef {
+    let mut w = ArrowWriter::from_text(schema, WriterOptions::default()).unwrap();
+    for p in parts {
+        w.write_array(0, p.as_ref()).unwrap();
+    }
+    let b = w.finish().unwrap();
+    b.column(0).to_data().validate_full().unwrap();
+    b.column(0).clone()
+}
+
+/// utf8 whose null rows span bytes ("xx" under each null).
+fn strings_with_spanning_nulls(n: usize) -> StringArray {
+    let mut values = String::new();
+    let mut offsets = vec![0i32];
+    let mut valid = Vec::new();
+    for i in 0..n {
+        values.push_str(if i % 3 == 1 { "xx" } else { &"abcdefg"[..i % 7] });
+        offsets.push(values.len() as i32);
+        valid.push(i % 3 != 1);
+    }
+    StringArray::new(OffsetBuffer::new(ScalarBuffer::from(offsets)), values.into_bytes().into(), Some(NullBuffer::from(valid)))
+}
+
+fn expected_strings(a: &StringArray) -> Vec<Option<String>> {
+    a.iter().map(|v| v.map(str::to_owned)).collect()
+}
+
+#[test]
+fn utf8_with_and_without_spanning_nulls_sliced_and_appended() {
+    let spanning = strings_with_spanning_nulls(300);
+    let compact: StringArray = expected_strings(&spanning).iter().map(|v| v.as_deref()).collect();
+    for (name, src) in [("spanning", &spanning), ("compact", &compact)] {
+        let parts: Vec<ArrayRef> = vec![Arc::new(src.slice(5, 100)), Arc::new(src.slice(0, 1)), Arc::new(src.slice(130, 170))];
+        let out = write("s: utf8", &parts);
+        let out = out.as_any().downcast_ref::<StringArray>().unwrap();
+        let mut want = expected_strings(&src.slice(5, 100));
+        want.extend(expected_strings(&src.slice(0, 1)));
+        want.extend(expected_strings(&src.slice(130, 170)));
+        assert_eq!(expected_strings(out), want, "{name}");
+        // A null row spans nothing in the output, whatever the input did.
+        for i in 0..out.len() {
+            if out.is_null(i) {
+                assert_eq!(out.value_offsets()[i], out.value_offsets()[i + 1], "{name}: row {i}");
+            }
+        }
+        assert_eq!(out.value_data().len(), want.iter().flatten().map(|s| s.len()).sum::<usize>(), "{name}");
+    }
+}
+
+#[test]
+fn list_with_nulls_sliced() {
+    let mut b = ListBuilder::new(StringBuilder::new());
+    for i in 0..200 {
+        if i % 4 == 3 {
+            b.append_null();
+        } else {
+            for j in 0..i % 5 {
+                b.values().append_value(format!("{i}.{j}"));
+            }
+            b.append(true);
+        }
+    }
+    let src = b.finish();
+    let parts: Vec<ArrayRef> = vec![Arc::new(src.slice(7, 90)), Arc::new(src.slice(100, 100))];
+    let out = write("l: list<utf8>", &parts);
+    let out = out.as_any().downcast_ref::<ListArray>().unwrap();
+    let want: Vec<ArrayRef> = parts.clone();
+    let mut k = 0;
+    for p in &want {
+        let p = p.as_any().downcast_ref::<ListArray>().unwrap();
+        for i in 0..p.len() {
+            assert_eq!(out.is_valid(k), p.is_valid(i), "row {k}");
+            if p.is_valid(i) {
+                assert_eq!(out.value(k).to_data(), p.value(i).to_data(), "row {k}");
+            }
+            k += 1;
+        }
+    }
+    assert_eq!(k, out.len());
+}
+
+#[test]
+fn values_under_nulls_are_zero_for_every_width_and_offset() {
+    let n = 333;
+    let vals: Vec<Option<i64>> = (0..n).map(|i| if (i * 7) % 5 < 2 { None } else { Some(i as i64 * 1_000_003 - 7) }).collect();
+    let src = Int64Array::from(vals.clone());
+    // Put non-zero bytes under the nulls of the input.
+    let raw = Int64Array::new(ScalarBuffer::from((0..n).map(|i| i as i64 * 1_000_003 - 7).collect::<Vec<_>>()), src.nulls().cloned());
+    for (start, len) in [(0, n), (3, 200), (64, 130), (65, 1)] {
+        let out = write("a: int64", &[Arc::new(raw.slice(start, len))]);
+        let out = out.as_any().downcast_ref::<Int64Array>().unwrap();
+        let want: Vec<Option<i64>> = vals[start..start + len].to_vec();
+        assert_eq!(out.iter().collect::<Vec<_>>(), want);
+        for i in 0..len {
+            if out.is_null(i) {
+                assert_eq!(out.values()[i], 0, "slice {start}+{len} row {i}");
+            }
+        }
+    }
+}
+
+#[test]
+fn booleans_under_nulls_are_false() {
+    let n = 200;
+    let values: Vec<bool> = (0..n).map(|i| i % 3 != 0).collect();
+    let valid: Vec<bool> = (0..n).map(|i| i % 7 > 2).collect();
+    let src = BooleanArray::new(values.clone().into(), Some(NullBuffer::from(valid.clone())));
+    for (start, len) in [(0, n), (5, 150), (63, 70)] {
+        let out = write("b: bool", &[Arc::new(src.slice(start, len)), Arc::new(src.slice(1, 9))]);
+        let out = out.as_any().downcast_ref::<BooleanArray>().unwrap();
+        let rows: Vec<usize> = (start..start + len).chain(1..10).collect();
+        for (k, &i) in rows.iter().enumerate() {
+            assert_eq!(out.is_valid(k), valid[i], "row {k}");
+            assert_eq!(out.values().value(k), valid[i] && values[i], "row {k}: value bit");
+        }
+    }
+}
