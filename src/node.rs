@@ -116,6 +116,11 @@ pub(crate) struct Node {
     pub up: usize,
     /// Which position check the fast path makes (`writer::RULE_*`).
     pub rule: u8,
+    /// The input the fast fixed-width append takes (`Input as u8`, its native
+    /// width being the node's), or `u8::MAX` for none.
+    pub fast: u8,
+    /// A null is written by the fast path (nullable fixed-width, variable-width or list).
+    pub null_fast: bool,
     /// Validity bitmap (nullable nodes only).
     pub validity: Option<Slot>,
     /// Values (fixed), value bitmap (bool) or offsets (var, list, map).
@@ -321,6 +326,8 @@ fn add_node(nodes: &mut Vec<Node>, field: &FieldRef, path: String, parent: Optio
         committed_len: 0,
         up: usize::MAX,
         rule: 0,
+        fast: u8::MAX,
+        null_fast: false,
         validity: (field.is_nullable()
             && !matches!(kind, Kind::Null | Kind::Union { .. } | Kind::Encoded { ree: true, .. }))
         .then(Slot::default),

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions, make_array};
-use arrow_buffer::i256;
+use arrow_buffer::{ArrowNativeType, i256};
 use arrow_data::{ArrayData, ArrayDataBuilder};
 use arrow_schema::{DataType, SchemaRef};
 
@@ -382,7 +382,7 @@ impl ArrowWriter {
     // ---- row path: values ----------------------------------------------------
 
     /// Appends one fixed-width value given as little-endian bytes of its input type.
-    #[inline]
+    #[inline(never)]
     fn append_le(&mut self, node: usize, input: Input, bytes: &[u8]) -> Result<()> {
         self.target(node, input.name())?;
         let dst = self.nodes[node].value_node.unwrap_or(node);
@@ -486,41 +486,148 @@ impl ArrowWriter {
         Ok(())
     }
 
+    // ---- row path: fast paths ---------------------------------------------------
+    //
+    // The common cases take an inlined path: a public node at its expected
+    // position (`at_slot`, the checks of `target`), of a kind written without
+    // conversion. Anything else, errors included, goes through the full path
+    // (`target`, then the writes above), which makes the same checks again and
+    // gives the message.
+
+    /// Whether public node `n` may take its next value now: what `target`
+    /// checks, for the parents the fast paths know.
+    #[inline(always)]
+    fn at_slot(&self, n: &Node) -> bool {
+        // `up == open_top`: started, and the innermost open node is the
+        // parent (none, for a top-level column).
+        n.up == self.open_top
+            && match n.rule {
+                RULE_TOP => n.len == self.rows,
+                RULE_STRUCT => n.len == self.nodes[n.up].len,
+                RULE_ANY => true,
+                RULE_FIXED => {
+                    let p = &self.nodes[n.up];
+                    matches!(p.kind, Kind::FixedList { size } if n.len < (p.len + 1) * size)
+                }
+                _ => false,
+            }
+    }
+
+    /// The public node `node` if it takes `input` on the fast path and may
+    /// take its next value now.
+    #[inline(always)]
+    fn fast_node(&self, node: usize, input: Input) -> Option<&Node> {
+        let n = self.nodes[..self.public].get(node)?;
+        (n.fast == input as u8 && self.at_slot(n)).then_some(n)
+    }
+
+    /// Writes `v` as the next value of fixed-width `node` (checked by `fast_node`).
+    #[inline(always)]
+    fn push_native<T: ArrowNativeType>(&mut self, node: usize, v: T) {
+        let n = &mut self.nodes[node];
+        debug_assert_eq!(n.kind, Kind::Fixed { width: std::mem::size_of::<T>() });
+        // Capacity for the batch's rows is reserved at its start (top-level
+        // columns); `push` grows only past that.
+        n.values.as_mut().expect("fixed node has values").buf.push(v);
+        if let Some(valid) = &mut n.validity {
+            valid.set_bit(n.len);
+        }
+        n.len += 1;
+        if n.up == NO_OPEN {
+            self.row_written += 1;
+        }
+    }
+
     pub fn append_bool(&mut self, node: usize, v: bool) -> Result<()> {
         self.append_le(node, Input::Bool, &[v as u8])
     }
+    #[inline]
     pub fn append_i8(&mut self, node: usize, v: i8) -> Result<()> {
+        if self.fast_node(node, Input::I8).is_some() {
+            self.push_native(node, v);
+            return Ok(());
+        }
         self.append_le(node, Input::I8, &v.to_le_bytes())
     }
+    #[inline]
     pub fn append_i16(&mut self, node: usize, v: i16) -> Result<()> {
+        if self.fast_node(node, Input::I16).is_some() {
+            self.push_native(node, v);
+            return Ok(());
+        }
         self.append_le(node, Input::I16, &v.to_le_bytes())
     }
+    #[inline]
     pub fn append_i32(&mut self, node: usize, v: i32) -> Result<()> {
+        if self.fast_node(node, Input::I32).is_some() {
+            self.push_native(node, v);
+            return Ok(());
+        }
         self.append_le(node, Input::I32, &v.to_le_bytes())
     }
+    #[inline]
     pub fn append_i64(&mut self, node: usize, v: i64) -> Result<()> {
+        if self.fast_node(node, Input::I64).is_some() {
+            self.push_native(node, v);
+            return Ok(());
+        }
         self.append_le(node, Input::I64, &v.to_le_bytes())
     }
+    #[inline]
     pub fn append_u8(&mut self, node: usize, v: u8) -> Result<()> {
+        if self.fast_node(node, Input::U8).is_some() {
+            self.push_native(node, v);
+            return Ok(());
+        }
         self.append_le(node, Input::U8, &v.to_le_bytes())
     }
+    #[inline]
     pub fn append_u16(&mut self, node: usize, v: u16) -> Result<()> {
+        if self.fast_node(node, Input::U16).is_some() {
+            self.push_native(node, v);
+            return Ok(());
+        }
         self.append_le(node, Input::U16, &v.to_le_bytes())
     }
+    #[inline]
     pub fn append_u32(&mut self, node: usize, v: u32) -> Result<()> {
+        if self.fast_node(node, Input::U32).is_some() {
+            self.push_native(node, v);
+            return Ok(());
+        }
         self.append_le(node, Input::U32, &v.to_le_bytes())
     }
+    #[inline]
     pub fn append_u64(&mut self, node: usize, v: u64) -> Result<()> {
+        if self.fast_node(node, Input::U64).is_some() {
+            self.push_native(node, v);
+            return Ok(());
+        }
         self.append_le(node, Input::U64, &v.to_le_bytes())
     }
+    #[inline]
     pub fn append_f32(&mut self, node: usize, v: f32) -> Result<()> {
+        if self.fast_node(node, Input::F32).is_some() {
+            self.push_native(node, v);
+            return Ok(());
+        }
         self.append_le(node, Input::F32, &v.to_le_bytes())
     }
+    #[inline]
     pub fn append_f64(&mut self, node: usize, v: f64) -> Result<()> {
+        if self.fast_node(node, Input::F64).is_some() {
+            self.push_native(node, v);
+            return Ok(());
+        }
         self.append_le(node, Input::F64, &v.to_le_bytes())
     }
     /// A float16 value (also takes `append_f32`, rounded, and `append_u16`, raw bits).
+    #[inline]
     pub fn append_f16(&mut self, node: usize, v: half::f16) -> Result<()> {
+        if self.fast_node(node, Input::U16).is_some() {
+            self.push_native(node, v);
+            return Ok(());
+        }
         self.append_le(node, Input::U16, &v.to_le_bytes())
     }
     /// A decimal's unscaled value as little-endian two's complement bytes
@@ -537,14 +644,55 @@ impl ArrowWriter {
         self.append_le(node, Input::Decimal, &unscaled.to_le_bytes())
     }
 
+    /// A string (a `&str` is UTF-8 already: not checked again).
+    #[inline]
     pub fn append_str(&mut self, node: usize, v: &str) -> Result<()> {
-        self.append_bytes(node, v.as_bytes())
+        if self.fast_bytes(node, v.as_bytes(), true) {
+            return Ok(());
+        }
+        self.append_bytes_full(node, v.as_bytes())
     }
 
     /// Bytes of a utf8, binary, their large forms, or fixed-size binary (exact
     /// width), or the raw little-endian bytes of a day-time / month-day-nano
     /// interval.
+    #[inline]
     pub fn append_bytes(&mut self, node: usize, v: &[u8]) -> Result<()> {
+        if self.fast_bytes(node, v, false) {
+            return Ok(());
+        }
+        self.append_bytes_full(node, v)
+    }
+
+    /// The fast path of `append_bytes` (variable-width nodes): false, having
+    /// written nothing, when it does not apply or the value is refused.
+    #[inline(always)]
+    fn fast_bytes(&mut self, node: usize, v: &[u8], is_utf8: bool) -> bool {
+        let Some(n) = self.nodes[..self.public].get(node) else { return false };
+        let Kind::Var { large, utf8 } = n.kind else { return false };
+        if !self.at_slot(n) || (utf8 && !is_utf8 && self.options.validate_utf8 && std::str::from_utf8(v).is_err()) {
+            return false;
+        }
+        let n = &mut self.nodes[node];
+        let data = n.data.as_mut().expect("var node has data");
+        let end = data.buf.len() + v.len();
+        if !large && end > i32::MAX as usize {
+            return false;
+        }
+        data.buf.extend_from_slice(v);
+        push_offset(n.values.as_mut().expect("var node has offsets"), if large { 8 } else { 4 }, end);
+        if let Some(valid) = &mut n.validity {
+            valid.set_bit(n.len);
+        }
+        n.len += 1;
+        if n.up == NO_OPEN {
+            self.row_written += 1;
+        }
+        true
+    }
+
+    #[inline(never)]
+    fn append_bytes_full(&mut self, node: usize, v: &[u8]) -> Result<()> {
         self.target(node, "append_bytes")?;
         let dst = self.nodes[node].value_node.unwrap_or(node);
         if !self.nodes[dst].accepts(Input::Bytes) {
@@ -599,7 +747,32 @@ impl ArrowWriter {
 
     /// A null. On a struct or fixed-size list its children get null, zeroed
     /// values. A non-nullable node refuses it (`EINVAL`).
+    #[inline]
     pub fn append_null(&mut self, node: usize) -> Result<()> {
+        if let Some(n) = self.nodes[..self.public].get(node) {
+            if n.null_fast && self.at_slot(n) {
+                let n = &mut self.nodes[node];
+                let width = n.offset_width();
+                let values = n.values.as_mut().expect("node has values or offsets");
+                match n.kind {
+                    Kind::Fixed { width } => push_zeros(values, width),
+                    _ => push_offset(values, width, last_offset(values, width)),
+                }
+                // Bits past the length are clear: the null's bit is.
+                n.validity.as_mut().expect("nullable node has validity").ensure_bits(n.len + 1);
+                n.null_count += 1;
+                n.len += 1;
+                if n.up == NO_OPEN {
+                    self.row_written += 1;
+                }
+                return Ok(());
+            }
+        }
+        self.append_null_full(node)
+    }
+
+    #[inline(never)]
+    fn append_null_full(&mut self, node: usize) -> Result<()> {
         self.target(node, "append_null")?;
         let n = &self.nodes[node];
         if !n.nullable && n.kind != Kind::Null {
@@ -674,7 +847,21 @@ impl ArrowWriter {
     }
 
     /// Starts one list, large list, fixed-size list, struct or map value.
+    #[inline]
     pub fn begin(&mut self, node: usize) -> Result<()> {
+        if let Some(n) = self.nodes[..self.public].get(node) {
+            if matches!(n.kind, Kind::Struct | Kind::List { .. } | Kind::FixedList { .. }) && self.at_slot(n) {
+                self.nodes[node].open_start = 0;
+                self.open.push(node);
+                self.open_top = node;
+                return Ok(());
+            }
+        }
+        self.begin_full(node)
+    }
+
+    #[inline(never)]
+    fn begin_full(&mut self, node: usize) -> Result<()> {
         self.target(node, "begin")?;
         let n = &self.nodes[node];
         let dst = n.value_node.unwrap_or(node);
@@ -704,7 +891,50 @@ impl ArrowWriter {
     }
 
     /// Ends the value `begin(node)` started; `node` must be the innermost open node.
+    #[inline]
     pub fn end(&mut self, node: usize) -> Result<()> {
+        if node == self.open_top && node < self.public && self.end_fast(node) {
+            self.open.pop();
+            self.sync_open();
+            if self.nodes[node].up == NO_OPEN {
+                self.row_written += 1;
+            }
+            return Ok(());
+        }
+        self.end_full(node)
+    }
+
+    /// Ends the open struct or list value of `node` (the innermost open node,
+    /// not encoded) when complete; false, having changed nothing, otherwise.
+    #[inline(always)]
+    fn end_fast(&mut self, node: usize) -> bool {
+        let n = &self.nodes[node];
+        match n.kind {
+            Kind::Struct => {
+                if !n.children.iter().all(|&c| self.nodes[c].len == n.len + 1) {
+                    return false;
+                }
+            }
+            Kind::List { large } => {
+                let child_len = self.nodes[n.children[0]].len;
+                if !large && child_len > i32::MAX as usize {
+                    return false;
+                }
+                let n = &mut self.nodes[node];
+                push_offset(n.values.as_mut().expect("list offsets"), if large { 8 } else { 4 }, child_len);
+            }
+            _ => return false,
+        }
+        let n = &mut self.nodes[node];
+        if let Some(v) = &mut n.validity {
+            v.set_bit(n.len);
+        }
+        n.len += 1;
+        true
+    }
+
+    #[inline(never)]
+    fn end_full(&mut self, node: usize) -> Result<()> {
         self.start();
         if node >= self.public {
             return Err(self.unknown_node("end", node));
@@ -1046,6 +1276,21 @@ impl ArrowWriter {
 
 /// Sets each node's `up`, `rule` and fast-path inputs (see `Node`).
 fn prepare_fast_paths(nodes: &mut [Node]) {
+    for n in nodes.iter_mut() {
+        if let Kind::Fixed { width } = n.kind {
+            // The input whose native width is the node's, if it takes one
+            // (float16 takes f32 too, converted: not on the fast path).
+            let native = [Input::I8, Input::U8, Input::I16, Input::U16, Input::I32, Input::U32, Input::F32, Input::I64, Input::U64, Input::F64]
+                .into_iter()
+                .find(|&i| n.accepts(i) && native_width(i) == width);
+            if let (Some(input), None) = (native, n.decimal_precision) {
+                n.fast = input as u8;
+            }
+        }
+        n.null_fast = n.nullable
+            && n.validity.is_some()
+            && matches!(n.kind, Kind::Fixed { .. } | Kind::Var { .. } | Kind::List { .. });
+    }
     for i in 0..nodes.len() {
         let (up, rule) = match nodes[i].parent {
             None => (NO_OPEN, RULE_TOP),
@@ -1061,6 +1306,29 @@ fn prepare_fast_paths(nodes: &mut [Node]) {
         };
         nodes[i].up = up;
         nodes[i].rule = rule;
+    }
+}
+
+fn native_width(input: Input) -> usize {
+    match input {
+        Input::I8 | Input::U8 => 1,
+        Input::I16 | Input::U16 => 2,
+        Input::I32 | Input::U32 | Input::F32 => 4,
+        Input::I64 | Input::U64 | Input::F64 => 8,
+        _ => 0,
+    }
+}
+
+/// Pushes one zero value of `width` bytes.
+#[inline(always)]
+fn push_zeros(values: &mut Slot, width: usize) {
+    match width {
+        1 => values.buf.push(0u8),
+        2 => values.buf.push(0u16),
+        4 => values.buf.push(0u32),
+        8 => values.buf.push(0u64),
+        16 => values.buf.push(0i128),
+        _ => values.buf.extend_zeros(width),
     }
 }
 
