@@ -500,17 +500,26 @@ impl ArrowWriter {
     fn at_slot(&self, n: &Node) -> bool {
         // `up == open_top`: started, and the innermost open node is the
         // parent (none, for a top-level column).
-        n.up == self.open_top
-            && match n.rule {
-                RULE_TOP => n.len == self.rows,
-                RULE_STRUCT => n.len == self.nodes[n.up].len,
-                RULE_ANY => true,
-                RULE_FIXED => {
-                    let p = &self.nodes[n.up];
-                    matches!(p.kind, Kind::FixedList { size } if n.len < (p.len + 1) * size)
-                }
-                _ => false,
-            }
+        if n.up != self.open_top {
+            return false;
+        }
+        if n.rule == RULE_TOP {
+            return n.len == self.rows;
+        }
+        self.child_slot_free(n)
+    }
+
+    /// `at_slot` for a child whose parent is the innermost open node.
+    #[inline(always)]
+    fn child_slot_free(&self, n: &Node) -> bool {
+        let p = &self.nodes[n.up];
+        if n.rule == RULE_STRUCT {
+            return n.len == p.len;
+        }
+        if n.rule == RULE_ANY {
+            return true;
+        }
+        n.rule == RULE_FIXED && matches!(p.kind, Kind::FixedList { size } if n.len < (p.len + 1) * size)
     }
 
     /// The public node `node` if it takes `input` on the fast path and may
@@ -530,7 +539,7 @@ impl ArrowWriter {
         // columns); `push` grows only past that.
         n.values.as_mut().expect("fixed node has values").buf.push(v);
         if let Some(valid) = &mut n.validity {
-            valid.set_bit(n.len);
+            set_valid(valid, n.len);
         }
         n.len += 1;
         if n.up == NO_OPEN {
@@ -541,7 +550,7 @@ impl ArrowWriter {
     pub fn append_bool(&mut self, node: usize, v: bool) -> Result<()> {
         self.append_le(node, Input::Bool, &[v as u8])
     }
-    #[inline]
+    #[inline(always)]
     pub fn append_i8(&mut self, node: usize, v: i8) -> Result<()> {
         if self.fast_node(node, Input::I8).is_some() {
             self.push_native(node, v);
@@ -549,7 +558,7 @@ impl ArrowWriter {
         }
         self.append_le(node, Input::I8, &v.to_le_bytes())
     }
-    #[inline]
+    #[inline(always)]
     pub fn append_i16(&mut self, node: usize, v: i16) -> Result<()> {
         if self.fast_node(node, Input::I16).is_some() {
             self.push_native(node, v);
@@ -557,7 +566,7 @@ impl ArrowWriter {
         }
         self.append_le(node, Input::I16, &v.to_le_bytes())
     }
-    #[inline]
+    #[inline(always)]
     pub fn append_i32(&mut self, node: usize, v: i32) -> Result<()> {
         if self.fast_node(node, Input::I32).is_some() {
             self.push_native(node, v);
@@ -565,7 +574,7 @@ impl ArrowWriter {
         }
         self.append_le(node, Input::I32, &v.to_le_bytes())
     }
-    #[inline]
+    #[inline(always)]
     pub fn append_i64(&mut self, node: usize, v: i64) -> Result<()> {
         if self.fast_node(node, Input::I64).is_some() {
             self.push_native(node, v);
@@ -573,7 +582,7 @@ impl ArrowWriter {
         }
         self.append_le(node, Input::I64, &v.to_le_bytes())
     }
-    #[inline]
+    #[inline(always)]
     pub fn append_u8(&mut self, node: usize, v: u8) -> Result<()> {
         if self.fast_node(node, Input::U8).is_some() {
             self.push_native(node, v);
@@ -581,7 +590,7 @@ impl ArrowWriter {
         }
         self.append_le(node, Input::U8, &v.to_le_bytes())
     }
-    #[inline]
+    #[inline(always)]
     pub fn append_u16(&mut self, node: usize, v: u16) -> Result<()> {
         if self.fast_node(node, Input::U16).is_some() {
             self.push_native(node, v);
@@ -589,7 +598,7 @@ impl ArrowWriter {
         }
         self.append_le(node, Input::U16, &v.to_le_bytes())
     }
-    #[inline]
+    #[inline(always)]
     pub fn append_u32(&mut self, node: usize, v: u32) -> Result<()> {
         if self.fast_node(node, Input::U32).is_some() {
             self.push_native(node, v);
@@ -597,7 +606,7 @@ impl ArrowWriter {
         }
         self.append_le(node, Input::U32, &v.to_le_bytes())
     }
-    #[inline]
+    #[inline(always)]
     pub fn append_u64(&mut self, node: usize, v: u64) -> Result<()> {
         if self.fast_node(node, Input::U64).is_some() {
             self.push_native(node, v);
@@ -605,7 +614,7 @@ impl ArrowWriter {
         }
         self.append_le(node, Input::U64, &v.to_le_bytes())
     }
-    #[inline]
+    #[inline(always)]
     pub fn append_f32(&mut self, node: usize, v: f32) -> Result<()> {
         if self.fast_node(node, Input::F32).is_some() {
             self.push_native(node, v);
@@ -613,7 +622,7 @@ impl ArrowWriter {
         }
         self.append_le(node, Input::F32, &v.to_le_bytes())
     }
-    #[inline]
+    #[inline(always)]
     pub fn append_f64(&mut self, node: usize, v: f64) -> Result<()> {
         if self.fast_node(node, Input::F64).is_some() {
             self.push_native(node, v);
@@ -622,7 +631,7 @@ impl ArrowWriter {
         self.append_le(node, Input::F64, &v.to_le_bytes())
     }
     /// A float16 value (also takes `append_f32`, rounded, and `append_u16`, raw bits).
-    #[inline]
+    #[inline(always)]
     pub fn append_f16(&mut self, node: usize, v: half::f16) -> Result<()> {
         if self.fast_node(node, Input::U16).is_some() {
             self.push_native(node, v);
@@ -645,7 +654,7 @@ impl ArrowWriter {
     }
 
     /// A string (a `&str` is UTF-8 already: not checked again).
-    #[inline]
+    #[inline(always)]
     pub fn append_str(&mut self, node: usize, v: &str) -> Result<()> {
         if self.fast_bytes(node, v.as_bytes(), true) {
             return Ok(());
@@ -656,7 +665,7 @@ impl ArrowWriter {
     /// Bytes of a utf8, binary, their large forms, or fixed-size binary (exact
     /// width), or the raw little-endian bytes of a day-time / month-day-nano
     /// interval.
-    #[inline]
+    #[inline(always)]
     pub fn append_bytes(&mut self, node: usize, v: &[u8]) -> Result<()> {
         if self.fast_bytes(node, v, false) {
             return Ok(());
@@ -682,7 +691,7 @@ impl ArrowWriter {
         data.buf.extend_from_slice(v);
         push_offset(n.values.as_mut().expect("var node has offsets"), if large { 8 } else { 4 }, end);
         if let Some(valid) = &mut n.validity {
-            valid.set_bit(n.len);
+            set_valid(valid, n.len);
         }
         n.len += 1;
         if n.up == NO_OPEN {
@@ -747,7 +756,7 @@ impl ArrowWriter {
 
     /// A null. On a struct or fixed-size list its children get null, zeroed
     /// values. A non-nullable node refuses it (`EINVAL`).
-    #[inline]
+    #[inline(always)]
     pub fn append_null(&mut self, node: usize) -> Result<()> {
         if let Some(n) = self.nodes[..self.public].get(node) {
             if n.null_fast && self.at_slot(n) {
@@ -847,7 +856,7 @@ impl ArrowWriter {
     }
 
     /// Starts one list, large list, fixed-size list, struct or map value.
-    #[inline]
+    #[inline(always)]
     pub fn begin(&mut self, node: usize) -> Result<()> {
         if let Some(n) = self.nodes[..self.public].get(node) {
             if matches!(n.kind, Kind::Struct | Kind::List { .. } | Kind::FixedList { .. }) && self.at_slot(n) {
@@ -891,7 +900,7 @@ impl ArrowWriter {
     }
 
     /// Ends the value `begin(node)` started; `node` must be the innermost open node.
-    #[inline]
+    #[inline(always)]
     pub fn end(&mut self, node: usize) -> Result<()> {
         if node == self.open_top && node < self.public && self.end_fast(node) {
             self.open.pop();
@@ -927,7 +936,7 @@ impl ArrowWriter {
         }
         let n = &mut self.nodes[node];
         if let Some(v) = &mut n.validity {
-            v.set_bit(n.len);
+            set_valid(v, n.len);
         }
         n.len += 1;
         true
@@ -1008,7 +1017,7 @@ impl ArrowWriter {
 
     /// Commits the row: every top-level column must have one value and no
     /// node may be open.
-    #[inline]
+    #[inline(always)]
     pub fn end_row(&mut self) -> Result<()> {
         // `open_top == NO_OPEN`: started and nothing open.
         if self.row_written == self.top.len() && self.open_top == NO_OPEN {
@@ -1316,6 +1325,15 @@ fn native_width(input: Input) -> usize {
         Input::I32 | Input::U32 | Input::F32 => 4,
         Input::I64 | Input::U64 | Input::F64 => 8,
         _ => 0,
+    }
+}
+
+/// Sets validity bit `i` (growing the bitmap if needed: nested nodes).
+#[inline(always)]
+fn set_valid(valid: &mut Slot, i: usize) {
+    match valid.buf.as_slice_mut().get_mut(i >> 3) {
+        Some(byte) => *byte |= 1 << (i & 7),
+        None => valid.set_bit(i),
     }
 }
 
