@@ -121,6 +121,13 @@ pub(crate) struct Node {
     pub fast: u8,
     /// A null is written by the fast path (nullable fixed-width, variable-width or list).
     pub null_fast: bool,
+    /// Decimal of width <= 16: the unscaled values allowed are `-bound < v < bound`
+    /// (10^precision); 0 for other nodes.
+    pub dec_bound: i128,
+    /// Fast decimal128 append: the unscaled values it takes, `dec_lo..=dec_hi`
+    /// (the precision's range, or all of i128 when the check is off).
+    pub dec_lo: i128,
+    pub dec_hi: i128,
     /// Validity bitmap (nullable nodes only).
     pub validity: Option<Slot>,
     /// Values (fixed), value bitmap (bool) or offsets (var, list, map).
@@ -328,6 +335,9 @@ fn add_node(nodes: &mut Vec<Node>, field: &FieldRef, path: String, parent: Optio
         rule: 0,
         fast: u8::MAX,
         null_fast: false,
+        dec_bound: 0,
+        dec_lo: 0,
+        dec_hi: 0,
         validity: (field.is_nullable()
             && !matches!(kind, Kind::Null | Kind::Union { .. } | Kind::Encoded { ree: true, .. }))
         .then(Slot::default),

@@ -140,7 +140,7 @@ impl ArrowWriter {
             .filter(|n| matches!(n.kind, Kind::Union { .. } | Kind::ListView { .. } | Kind::Encoded { .. }))
             .flat_map(|n| n.children.iter().copied())
             .collect();
-        prepare_fast_paths(&mut nodes);
+        prepare_fast_paths(&mut nodes, &options);
         Ok(ArrowWriter {
             schema,
             public,
@@ -417,6 +417,27 @@ impl ArrowWriter {
     #[cold]
     fn append_converted(&mut self, node: usize, input: Input, width: usize, bytes: &[u8]) -> Result<()> {
         let n = &self.nodes[node];
+        if n.decimal_precision.is_some() && n.dec_bound != 0 && (input == Input::I64 || (1..=16).contains(&bytes.len())) {
+            // Width <= 16: the value and its bound fit an i128.
+            let value = if input == Input::I64 {
+                i64::from_le_bytes(bytes.try_into().expect("i64 is 8 bytes")) as i128
+            } else {
+                let fill = if bytes[bytes.len() - 1] & 0x80 != 0 { 0xFF } else { 0 };
+                let mut le = [fill; 16];
+                le[..bytes.len()].copy_from_slice(bytes);
+                i128::from_le_bytes(le)
+            };
+            if self.options.check_decimal_precision && (value >= n.dec_bound || value <= -n.dec_bound) {
+                let precision = n.decimal_precision.expect("decimal node");
+                return Err(QuiverError::new(
+                    ErrorCode::OutOfRange,
+                    format!("{}: {}: value {value} does not fit precision {precision}", input.name(), n.describe(node)),
+                ));
+            }
+            let le = value.to_le_bytes();
+            self.push_fixed(node, &le[..width]);
+            return Ok(());
+        }
         if n.decimal_precision.is_some() {
             let value = decimal_value(input, bytes).ok_or_else(|| {
                 QuiverError::invalid(format!(
@@ -641,11 +662,23 @@ impl ArrowWriter {
     }
     /// A decimal's unscaled value as little-endian two's complement bytes
     /// (1 to 32 bytes, sign-extended). Over the precision: `ERANGE`.
+    #[inline(always)]
     pub fn append_decimal_bytes(&mut self, node: usize, le_bytes: &[u8]) -> Result<()> {
+        if let Ok(b) = <[u8; 16]>::try_from(le_bytes) {
+            return self.append_decimal(node, i128::from_le_bytes(b));
+        }
         self.append_le(node, Input::Decimal, le_bytes)
     }
     /// A decimal's unscaled value. Over the precision: `ERANGE`.
+    #[inline(always)]
     pub fn append_decimal(&mut self, node: usize, unscaled: i128) -> Result<()> {
+        if let Some(n) = self.fast_node(node, Input::Decimal) {
+            // decimal128: within the precision (or any value, check off).
+            if n.dec_lo <= unscaled && unscaled <= n.dec_hi {
+                self.push_native(node, unscaled);
+                return Ok(());
+            }
+        }
         self.append_le(node, Input::Decimal, &unscaled.to_le_bytes())
     }
     /// A decimal256's unscaled value. Over the precision: `ERANGE`.
@@ -1284,8 +1317,21 @@ impl ArrowWriter {
 }
 
 /// Sets each node's `up`, `rule` and fast-path inputs (see `Node`).
-fn prepare_fast_paths(nodes: &mut [Node]) {
+fn prepare_fast_paths(nodes: &mut [Node], options: &WriterOptions) {
     for n in nodes.iter_mut() {
+        if let (Kind::Fixed { width }, Some(p)) = (n.kind, n.decimal_precision) {
+            if width <= 16 && p <= 38 {
+                n.dec_bound = 10i128.pow(p as u32);
+                if width == 16 {
+                    n.fast = Input::Decimal as u8;
+                    (n.dec_lo, n.dec_hi) = if options.check_decimal_precision {
+                        (1 - n.dec_bound, n.dec_bound - 1)
+                    } else {
+                        (i128::MIN, i128::MAX)
+                    };
+                }
+            }
+        }
         if let Kind::Fixed { width } = n.kind {
             // The input whose native width is the node's, if it takes one
             // (float16 takes f32 too, converted: not on the fast path).
