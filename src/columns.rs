@@ -48,44 +48,81 @@ fn for_each_run(bits: Option<Bits>, len: usize, mut f: impl FnMut(usize, usize, 
     Ok(())
 }
 
-/// Zeroes the `width`-byte values of `values` (`len` of them) whose bit in
-/// `bits` is 0. Works 64 rows at a time: all-valid words are skipped, the
-/// others are masked value by value (whole-word ANDs, no branches).
-fn zero_under_nulls(values: &mut [u8], width: usize, bits: Bits, len: usize) {
-    let values = &mut values[..len * width];
-    macro_rules! lanes {
-        ($t:ty, $per:expr) => {{
-            const L: usize = std::mem::size_of::<$t>();
+/// Row masks by validity byte: `lut[b][k]` is all ones when bit `k` of `b`
+/// is set, else zero.
+const fn row_masks<T: Copy>(ones: T, zero: T) -> [[T; 8]; 256] {
+    let mut t = [[zero; 8]; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut k = 0;
+        while k < 8 {
+            if (b >> k) & 1 == 1 {
+                t[b][k] = ones;
+            }
+            k += 1;
+        }
+        b += 1;
+    }
+    t
+}
+
+static MASK8: [[u8; 8]; 256] = row_masks(u8::MAX, 0);
+static MASK16: [[u16; 8]; 256] = row_masks(u16::MAX, 0);
+static MASK32: [[u32; 8]; 256] = row_masks(u32::MAX, 0);
+static MASK64: [[u64; 8]; 256] = row_masks(u64::MAX, 0);
+
+/// Zeroes the values of rows `row..row + len` of `buf` (`width` bytes each)
+/// whose bit in `bits` is 0. Branch-free: 64 rows at a time, all-valid words
+/// skipped, the others ANDed 8 rows at a time with a mask looked up by
+/// validity byte (a branch per value would mispredict on random nulls).
+fn zero_under_nulls(buf: &mut arrow_buffer::MutableBuffer, row: usize, width: usize, bits: Bits, len: usize) {
+    macro_rules! masked {
+        ($t:ty, $lut:expr, $lanes:expr) => {{
+            const LANES: usize = $lanes;
+            let lanes = LANES;
+            let values = &mut buf.typed_data_mut::<$t>()[row * lanes..(row + len) * lanes];
             for (c, word) in BitChunks::new(bits.bytes, bits.offset, len).iter_padded().enumerate() {
                 if word == u64::MAX {
                     continue;
                 }
-                let start = c * 64 * width;
-                let end = (start + 64 * width).min(values.len());
-                // Nulls are random: a branch per value would mispredict half
-                // the time. The word is first spread into one all-ones or
-                // all-zeros mask per row, then the values are ANDed with it.
-                let mut masks = [0 as $t; 64];
-                for (j, m) in masks.iter_mut().enumerate() {
-                    *m = (((word >> j) & 1) as $t).wrapping_neg();
-                }
-                for (v, &keep) in values[start..end].chunks_exact_mut(L * $per).zip(masks.iter()) {
-                    for lane in v.chunks_exact_mut(L) {
-                        let x = <$t>::from_le_bytes(lane.try_into().expect("lane"));
-                        lane.copy_from_slice(&(x & keep).to_le_bytes());
+                for (k, byte) in word.to_le_bytes().into_iter().enumerate() {
+                    let first = (c * 64 + k * 8) * lanes;
+                    if byte == u8::MAX || first >= values.len() {
+                        continue;
+                    }
+                    let masks = &$lut[byte as usize];
+                    if first + 8 * lanes <= values.len() {
+                        let v: &mut [$t; 8 * LANES] = (&mut values[first..first + 8 * lanes]).try_into().expect("8 rows");
+                        // Load, mask and store the 8 rows as one block (SIMD).
+                        let mut x = *v;
+                        let mut m = [0 as $t; 8 * LANES];
+                        for (i, mi) in m.iter_mut().enumerate() {
+                            *mi = masks[i / LANES];
+                        }
+                        for (xi, mi) in x.iter_mut().zip(m) {
+                            *xi &= mi;
+                        }
+                        *v = x;
+                    } else {
+                        for (i, x) in values[first..].iter_mut().enumerate() {
+                            *x &= masks[i / LANES];
+                        }
                     }
                 }
             }
         }};
     }
     match width {
-        1 => lanes!(u8, 1),
-        2 => lanes!(u16, 1),
-        4 => lanes!(u32, 1),
-        8 => lanes!(u64, 1),
-        16 => lanes!(u64, 2),
-        32 => lanes!(u64, 4),
-        _ => for_each_zero(bits, len, |i| values[i * width..(i + 1) * width].fill(0)),
+        1 => masked!(u8, MASK8, 1),
+        2 => masked!(u16, MASK16, 1),
+        4 => masked!(u32, MASK32, 1),
+        8 => masked!(u64, MASK64, 1),
+        16 => masked!(u64, MASK64, 2),
+        32 => masked!(u64, MASK64, 4),
+        _ => {
+            let values = &mut buf.as_slice_mut()[row * width..(row + len) * width];
+            for_each_zero(bits, len, |i| values[i * width..(i + 1) * width].fill(0))
+        }
     }
 }
 
@@ -361,10 +398,9 @@ impl ArrowWriter {
             }
             Kind::Fixed { width } => {
                 let slot = n.values.as_mut().expect("fixed values");
-                let base = slot.buf.len();
                 slot.buf.extend_from_slice(&values[start * width..(start + count) * width]);
                 if let Some(b) = bits {
-                    zero_under_nulls(&mut slot.buf.as_slice_mut()[base..], width, b, count);
+                    zero_under_nulls(&mut slot.buf, at, width, b, count);
                 }
             }
             _ => unreachable!("copy_fixed on a non-fixed node"),

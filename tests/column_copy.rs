@@ -126,3 +126,32 @@ fn booleans_under_nulls_are_false() {
         }
     }
 }
+
+/// Every fixed width (1, 2, 4, 8, 16, 32 bytes) through `write_column`, with
+/// non-zero bytes under the nulls of the input, at offsets that are not a
+/// multiple of 8 or 64 rows: the readable bytes under nulls are zero.
+#[test]
+fn every_width_zeroes_under_nulls() {
+    let n: usize = 203;
+    let validity: Vec<u8> = (0..n.div_ceil(8)).map(|i| (i as u8).wrapping_mul(37) ^ 0x5A).collect();
+    let valid = |i: usize| validity[i / 8] >> (i % 8) & 1 == 1;
+    for (schema, width) in [("a: int8", 1usize), ("a: int16", 2), ("a: float32", 4), ("a: int64", 8), ("a: decimal128(38, 0)", 16), ("a: decimal256(76, 0)", 32)] {
+        let values: Vec<u8> = (0..n * width).map(|i| if i % width == width - 1 { 0 } else { (i % 251) as u8 | 1 }).collect();
+        let mut w = ArrowWriter::from_text(schema, WriterOptions::default()).unwrap();
+        // A first short write leaves the second at a row offset of 5.
+        w.write_column_bytes(0, &values[..5 * width], None, 5).unwrap();
+        w.write_column_bytes(0, &values, Some(&validity), n).unwrap();
+        let b = w.finish().unwrap();
+        let data = b.column(0).to_data();
+        data.validate_full().unwrap();
+        let buf = data.buffers()[0].as_slice();
+        for i in 0..n {
+            let got = &buf[(5 + i) * width..(6 + i) * width];
+            if valid(i) {
+                assert_eq!(got, &values[i * width..(i + 1) * width], "{schema}: row {i}");
+            } else {
+                assert!(got.iter().all(|&x| x == 0), "{schema}: null row {i} holds {got:?}");
+            }
+        }
+    }
+}
