@@ -515,8 +515,10 @@ impl ArrowWriter {
     // (`target`, then the writes above), which makes the same checks again and
     // gives the message.
 
-    /// Whether public node `n` may take its next value now: what `target`
-    /// checks, for the parents the fast paths know.
+    /// Whether node `n` may take its next value now: what `target` checks,
+    /// for the parents the fast paths know. Never true for a hidden node (its
+    /// parent is an encoded node: `RULE_SLOW`), so the fast paths need no
+    /// `public` bound.
     #[inline(always)]
     fn at_slot(&self, n: &Node) -> bool {
         // `up == open_top`: started, and the innermost open node is the
@@ -547,8 +549,31 @@ impl ArrowWriter {
     /// take its next value now.
     #[inline(always)]
     fn fast_node(&self, node: usize, input: Input) -> Option<&Node> {
-        let n = self.nodes[..self.public].get(node)?;
+        let n = self.nodes.get(node)?;
         (n.fast == input as u8 && self.at_slot(n)).then_some(n)
+    }
+
+    /// The fast path of the typed appends: writes `v` and returns true when
+    /// `node` takes `input` natively at its position; else changes nothing.
+    #[inline(always)]
+    pub(crate) fn try_native<T: ArrowNativeType>(&mut self, node: usize, input: Input, v: T) -> bool {
+        if self.fast_node(node, input).is_none() {
+            return false;
+        }
+        self.push_native(node, v);
+        true
+    }
+
+    /// The fast path of `append_decimal` (decimal128 within its precision).
+    #[inline(always)]
+    pub(crate) fn try_decimal(&mut self, node: usize, unscaled: i128) -> bool {
+        match self.fast_node(node, Input::Decimal) {
+            Some(n) if n.dec_lo <= unscaled && unscaled <= n.dec_hi => {
+                self.push_native(node, unscaled);
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Writes `v` as the next value of fixed-width `node` (checked by `fast_node`).
@@ -573,80 +598,70 @@ impl ArrowWriter {
     }
     #[inline(always)]
     pub fn append_i8(&mut self, node: usize, v: i8) -> Result<()> {
-        if self.fast_node(node, Input::I8).is_some() {
-            self.push_native(node, v);
+        if self.try_native(node, Input::I8, v) {
             return Ok(());
         }
         self.append_le(node, Input::I8, &v.to_le_bytes())
     }
     #[inline(always)]
     pub fn append_i16(&mut self, node: usize, v: i16) -> Result<()> {
-        if self.fast_node(node, Input::I16).is_some() {
-            self.push_native(node, v);
+        if self.try_native(node, Input::I16, v) {
             return Ok(());
         }
         self.append_le(node, Input::I16, &v.to_le_bytes())
     }
     #[inline(always)]
     pub fn append_i32(&mut self, node: usize, v: i32) -> Result<()> {
-        if self.fast_node(node, Input::I32).is_some() {
-            self.push_native(node, v);
+        if self.try_native(node, Input::I32, v) {
             return Ok(());
         }
         self.append_le(node, Input::I32, &v.to_le_bytes())
     }
     #[inline(always)]
     pub fn append_i64(&mut self, node: usize, v: i64) -> Result<()> {
-        if self.fast_node(node, Input::I64).is_some() {
-            self.push_native(node, v);
+        if self.try_native(node, Input::I64, v) {
             return Ok(());
         }
         self.append_le(node, Input::I64, &v.to_le_bytes())
     }
     #[inline(always)]
     pub fn append_u8(&mut self, node: usize, v: u8) -> Result<()> {
-        if self.fast_node(node, Input::U8).is_some() {
-            self.push_native(node, v);
+        if self.try_native(node, Input::U8, v) {
             return Ok(());
         }
         self.append_le(node, Input::U8, &v.to_le_bytes())
     }
     #[inline(always)]
     pub fn append_u16(&mut self, node: usize, v: u16) -> Result<()> {
-        if self.fast_node(node, Input::U16).is_some() {
-            self.push_native(node, v);
+        if self.try_native(node, Input::U16, v) {
             return Ok(());
         }
         self.append_le(node, Input::U16, &v.to_le_bytes())
     }
     #[inline(always)]
     pub fn append_u32(&mut self, node: usize, v: u32) -> Result<()> {
-        if self.fast_node(node, Input::U32).is_some() {
-            self.push_native(node, v);
+        if self.try_native(node, Input::U32, v) {
             return Ok(());
         }
         self.append_le(node, Input::U32, &v.to_le_bytes())
     }
     #[inline(always)]
     pub fn append_u64(&mut self, node: usize, v: u64) -> Result<()> {
-        if self.fast_node(node, Input::U64).is_some() {
-            self.push_native(node, v);
+        if self.try_native(node, Input::U64, v) {
             return Ok(());
         }
         self.append_le(node, Input::U64, &v.to_le_bytes())
     }
     #[inline(always)]
     pub fn append_f32(&mut self, node: usize, v: f32) -> Result<()> {
-        if self.fast_node(node, Input::F32).is_some() {
-            self.push_native(node, v);
+        if self.try_native(node, Input::F32, v) {
             return Ok(());
         }
         self.append_le(node, Input::F32, &v.to_le_bytes())
     }
     #[inline(always)]
     pub fn append_f64(&mut self, node: usize, v: f64) -> Result<()> {
-        if self.fast_node(node, Input::F64).is_some() {
-            self.push_native(node, v);
+        if self.try_native(node, Input::F64, v) {
             return Ok(());
         }
         self.append_le(node, Input::F64, &v.to_le_bytes())
@@ -654,8 +669,7 @@ impl ArrowWriter {
     /// A float16 value (also takes `append_f32`, rounded, and `append_u16`, raw bits).
     #[inline(always)]
     pub fn append_f16(&mut self, node: usize, v: half::f16) -> Result<()> {
-        if self.fast_node(node, Input::U16).is_some() {
-            self.push_native(node, v);
+        if self.try_native(node, Input::U16, v) {
             return Ok(());
         }
         self.append_le(node, Input::U16, &v.to_le_bytes())
@@ -672,12 +686,8 @@ impl ArrowWriter {
     /// A decimal's unscaled value. Over the precision: `ERANGE`.
     #[inline(always)]
     pub fn append_decimal(&mut self, node: usize, unscaled: i128) -> Result<()> {
-        if let Some(n) = self.fast_node(node, Input::Decimal) {
-            // decimal128: within the precision (or any value, check off).
-            if n.dec_lo <= unscaled && unscaled <= n.dec_hi {
-                self.push_native(node, unscaled);
-                return Ok(());
-            }
+        if self.try_decimal(node, unscaled) {
+            return Ok(());
         }
         self.append_le(node, Input::Decimal, &unscaled.to_le_bytes())
     }
@@ -689,7 +699,7 @@ impl ArrowWriter {
     /// A string (a `&str` is UTF-8 already: not checked again).
     #[inline(always)]
     pub fn append_str(&mut self, node: usize, v: &str) -> Result<()> {
-        if self.fast_bytes(node, v.as_bytes(), true) {
+        if self.try_bytes(node, v.as_bytes(), true) {
             return Ok(());
         }
         self.append_bytes_full(node, v.as_bytes())
@@ -700,19 +710,20 @@ impl ArrowWriter {
     /// interval.
     #[inline(always)]
     pub fn append_bytes(&mut self, node: usize, v: &[u8]) -> Result<()> {
-        if self.fast_bytes(node, v, false) {
+        if self.try_bytes(node, v, false) {
             return Ok(());
         }
         self.append_bytes_full(node, v)
     }
 
-    /// The fast path of `append_bytes` (variable-width nodes): false, having
-    /// written nothing, when it does not apply or the value is refused.
+    /// The fast path of `append_bytes` (variable-width nodes; `is_utf8`: known
+    /// valid): false, having written nothing, when it does not apply or the
+    /// value is refused.
     #[inline(always)]
-    fn fast_bytes(&mut self, node: usize, v: &[u8], is_utf8: bool) -> bool {
-        let Some(n) = self.nodes[..self.public].get(node) else { return false };
+    pub(crate) fn try_bytes(&mut self, node: usize, v: &[u8], is_utf8: bool) -> bool {
+        let Some(n) = self.nodes.get(node) else { return false };
         let Kind::Var { large, utf8 } = n.kind else { return false };
-        if !self.at_slot(n) || (utf8 && !is_utf8 && self.options.validate_utf8 && std::str::from_utf8(v).is_err()) {
+        if !self.at_slot(n) || (utf8 && !is_utf8 && self.options.validate_utf8 && !valid_utf8(v)) {
             return false;
         }
         let n = &mut self.nodes[node];
@@ -791,26 +802,35 @@ impl ArrowWriter {
     /// values. A non-nullable node refuses it (`EINVAL`).
     #[inline(always)]
     pub fn append_null(&mut self, node: usize) -> Result<()> {
-        if let Some(n) = self.nodes[..self.public].get(node) {
-            if n.null_fast && self.at_slot(n) {
-                let n = &mut self.nodes[node];
-                let width = n.offset_width();
-                let values = n.values.as_mut().expect("node has values or offsets");
-                match n.kind {
-                    Kind::Fixed { width } => push_zeros(values, width),
-                    _ => push_offset(values, width, last_offset(values, width)),
-                }
-                // Bits past the length are clear: the null's bit is.
-                n.validity.as_mut().expect("nullable node has validity").ensure_bits(n.len + 1);
-                n.null_count += 1;
-                n.len += 1;
-                if n.up == NO_OPEN {
-                    self.row_written += 1;
-                }
-                return Ok(());
-            }
+        if self.try_null(node) {
+            return Ok(());
         }
         self.append_null_full(node)
+    }
+
+    /// The fast path of `append_null`: nullable fixed-width, variable-width
+    /// and list nodes at their position; else changes nothing.
+    #[inline(always)]
+    pub(crate) fn try_null(&mut self, node: usize) -> bool {
+        match self.nodes.get(node) {
+            Some(n) if n.null_fast && self.at_slot(n) => {}
+            _ => return false,
+        }
+        let n = &mut self.nodes[node];
+        let width = n.offset_width();
+        let values = n.values.as_mut().expect("node has values or offsets");
+        match n.kind {
+            Kind::Fixed { width } => push_zeros(values, width),
+            _ => push_offset(values, width, last_offset(values, width)),
+        }
+        // Bits past the length are clear: the null's bit is.
+        n.validity.as_mut().expect("nullable node has validity").ensure_bits(n.len + 1);
+        n.null_count += 1;
+        n.len += 1;
+        if n.up == NO_OPEN {
+            self.row_written += 1;
+        }
+        true
     }
 
     #[inline(never)]
@@ -891,15 +911,24 @@ impl ArrowWriter {
     /// Starts one list, large list, fixed-size list, struct or map value.
     #[inline(always)]
     pub fn begin(&mut self, node: usize) -> Result<()> {
-        if let Some(n) = self.nodes[..self.public].get(node) {
-            if matches!(n.kind, Kind::Struct | Kind::List { .. } | Kind::FixedList { .. }) && self.at_slot(n) {
-                self.nodes[node].open_start = 0;
-                self.open.push(node);
-                self.open_top = node;
-                return Ok(());
-            }
+        if self.try_begin(node) {
+            return Ok(());
         }
         self.begin_full(node)
+    }
+
+    /// The fast path of `begin`: a struct, list or fixed-size list at its
+    /// position; else changes nothing.
+    #[inline(always)]
+    pub(crate) fn try_begin(&mut self, node: usize) -> bool {
+        match self.nodes.get(node) {
+            Some(n) if matches!(n.kind, Kind::Struct | Kind::List { .. } | Kind::FixedList { .. }) && self.at_slot(n) => {}
+            _ => return false,
+        }
+        self.nodes[node].open_start = 0;
+        self.open.push(node);
+        self.open_top = node;
+        true
     }
 
     #[inline(never)]
@@ -935,15 +964,25 @@ impl ArrowWriter {
     /// Ends the value `begin(node)` started; `node` must be the innermost open node.
     #[inline(always)]
     pub fn end(&mut self, node: usize) -> Result<()> {
-        if node == self.open_top && node < self.public && self.end_fast(node) {
-            self.open.pop();
-            self.sync_open();
-            if self.nodes[node].up == NO_OPEN {
-                self.row_written += 1;
-            }
+        if self.try_end(node) {
             return Ok(());
         }
         self.end_full(node)
+    }
+
+    /// The fast path of `end`: the innermost open node, a complete struct or
+    /// list value; else changes nothing.
+    #[inline(always)]
+    pub(crate) fn try_end(&mut self, node: usize) -> bool {
+        if node != self.open_top || node >= self.public || !self.end_fast(node) {
+            return false;
+        }
+        self.open.pop();
+        self.sync_open();
+        if self.nodes[node].up == NO_OPEN {
+            self.row_written += 1;
+        }
+        true
     }
 
     /// Ends the open struct or list value of `node` (the innermost open node,
@@ -1052,14 +1091,24 @@ impl ArrowWriter {
     /// node may be open.
     #[inline(always)]
     pub fn end_row(&mut self) -> Result<()> {
-        // `open_top == NO_OPEN`: started and nothing open.
-        if self.row_written == self.top.len() && self.open_top == NO_OPEN {
-            debug_assert!(self.top.iter().all(|&c| self.nodes[c].len == self.rows + 1), "row counter out of step");
-            self.rows += 1;
-            self.commit();
+        if self.try_end_row() {
             return Ok(());
         }
         self.end_row_checked()
+    }
+
+    /// The fast path of `end_row`: every top-level column counted, nothing
+    /// open; else changes nothing.
+    #[inline(always)]
+    pub(crate) fn try_end_row(&mut self) -> bool {
+        // `open_top == NO_OPEN`: started and nothing open.
+        if self.row_written != self.top.len() || self.open_top != NO_OPEN {
+            return false;
+        }
+        debug_assert!(self.top.iter().all(|&c| self.nodes[c].len == self.rows + 1), "row counter out of step");
+        self.rows += 1;
+        self.commit();
+        true
     }
 
     /// `end_row` with every top-level column checked.
@@ -1361,6 +1410,7 @@ fn prepare_fast_paths(nodes: &mut [Node], options: &WriterOptions) {
         };
         nodes[i].up = up;
         nodes[i].rule = rule;
+        debug_assert!(!nodes[i].hidden || rule == RULE_SLOW, "a hidden node is never written through the fast paths");
     }
 }
 
@@ -1372,6 +1422,12 @@ fn native_width(input: Input) -> usize {
         Input::I64 | Input::U64 | Input::F64 => 8,
         _ => 0,
     }
+}
+
+/// Whether `v` is UTF-8: ASCII first (word at a time), the full check otherwise.
+#[inline(always)]
+fn valid_utf8(v: &[u8]) -> bool {
+    v.is_ascii() || std::str::from_utf8(v).is_ok()
 }
 
 /// Sets validity bit `i` (growing the bitmap if needed: nested nodes).

@@ -13,6 +13,7 @@ use crate::export::export_array;
 use crate::ffi::options::{QuiverOptions, QuiverStats, write_stats, writer_options};
 use crate::ffi::schema::{check_schema_struct, export_schema, import_schema};
 use crate::ffi::{c_string, fail, guard, null_arg, set_thread_error};
+use crate::node::Input;
 use crate::writer::ArrowWriter;
 
 /// A writer (opaque). Not thread-safe: use one writer from one thread at a
@@ -38,6 +39,8 @@ impl QuiverWriter {
         self.last_error.as_ref().map(|m| m.to_string_lossy().into_owned())
     }
 
+    #[cold]
+    #[inline(never)]
     fn record(&mut self, e: &QuiverError) -> c_int {
         self.last_error = Some(c_string(e.message()));
         set_thread_error(e.message());
@@ -60,7 +63,9 @@ pub unsafe fn inject_panic_for_tests(w: *mut QuiverWriter) {
 }
 
 /// Runs `f` on the writer behind `w`: NULL check, poisoned check, panic
-/// boundary (a caught panic poisons the writer), error recording.
+/// boundary (a caught panic poisons the writer), error recording. Inlined
+/// into each call: the common case is two tests and `f` inside the boundary.
+#[inline(always)]
 fn with_writer(w: *mut QuiverWriter, call: &str, f: impl FnOnce(&mut ArrowWriter) -> Result<()>) -> c_int {
     if w.is_null() {
         return null_arg(call, "w");
@@ -68,6 +73,60 @@ fn with_writer(w: *mut QuiverWriter, call: &str, f: impl FnOnce(&mut ArrowWriter
     // SAFETY: non-NULL `w` is a writer made by quiver_writer_new (or handed
     // to a fill callback), used from one thread at a time.
     let qw = unsafe { &mut *w };
+    if qw.poisoned || qw.panic_next {
+        return with_writer_flagged(qw, call, f);
+    }
+    match catch_unwind(AssertUnwindSafe(|| f(&mut qw.writer))) {
+        Ok(Ok(())) => 0,
+        Ok(Err(e)) => qw.record(&e),
+        Err(panic) => caught(qw, call, panic),
+    }
+}
+
+/// A row-path call: `fast` (the writer's inlined fast path, which returns
+/// false having changed nothing when it does not apply) inside the panic
+/// boundary, else `full` through `with_writer`.
+#[inline(always)]
+fn with_fast(
+    w: *mut QuiverWriter,
+    call: &str,
+    fast: impl FnOnce(&mut ArrowWriter) -> bool,
+    full: impl FnOnce(&mut ArrowWriter) -> Result<()>,
+) -> c_int {
+    // SAFETY: as in with_writer.
+    if let Some(qw) = unsafe { w.as_mut() } {
+        if !(qw.poisoned || qw.panic_next) {
+            match catch_unwind(AssertUnwindSafe(|| fast(&mut qw.writer))) {
+                Ok(true) => return 0,
+                Ok(false) => {}
+                Err(panic) => return caught(qw, call, panic),
+            }
+        }
+    }
+    with_writer_full(w, call, full)
+}
+
+#[inline(never)]
+fn with_writer_full(w: *mut QuiverWriter, call: &str, f: impl FnOnce(&mut ArrowWriter) -> Result<()>) -> c_int {
+    with_writer(w, call, f)
+}
+
+/// A caught panic: the writer is poisoned.
+#[cold]
+#[inline(never)]
+fn caught(qw: &mut QuiverWriter, call: &str, panic: Box<dyn std::any::Any + Send>) -> c_int {
+    qw.poisoned = true;
+    let e = QuiverError::new(
+        ErrorCode::Poisoned,
+        format!("{call}: panic caught: {}; the writer is poisoned", crate::stream::panic_message(&panic)),
+    );
+    qw.record(&e)
+}
+
+/// `with_writer` for a poisoned writer or an injected panic.
+#[cold]
+#[inline(never)]
+fn with_writer_flagged(qw: &mut QuiverWriter, call: &str, f: impl FnOnce(&mut ArrowWriter) -> Result<()>) -> c_int {
     if qw.poisoned {
         let e = QuiverError::new(
             ErrorCode::Poisoned,
@@ -84,14 +143,7 @@ fn with_writer(w: *mut QuiverWriter, call: &str, f: impl FnOnce(&mut ArrowWriter
     })) {
         Ok(Ok(())) => 0,
         Ok(Err(e)) => qw.record(&e),
-        Err(panic) => {
-            qw.poisoned = true;
-            let e = QuiverError::new(
-                ErrorCode::Poisoned,
-                format!("{call}: panic caught: {}; the writer is poisoned", crate::stream::panic_message(&panic)),
-            );
-            qw.record(&e)
-        }
+        Err(panic) => caught(qw, call, panic),
     }
 }
 
@@ -258,7 +310,7 @@ pub unsafe extern "C" fn quiver_writer_finish(w: *mut QuiverWriter, out: *mut FF
 /// Ownership: nothing changes hands (same for every append below).
 #[no_mangle]
 pub unsafe extern "C" fn quiver_append_null(w: *mut QuiverWriter, node: u32) -> c_int {
-    with_writer(w, "quiver_append_null", |x| x.append_null(node as usize))
+    with_fast(w, "quiver_append_null", |x| x.try_null(node as usize), |x| x.append_null(node as usize))
 }
 
 /// Appends a boolean.
@@ -270,62 +322,62 @@ pub unsafe extern "C" fn quiver_append_bool(w: *mut QuiverWriter, node: u32, v: 
 /// Appends an int8.
 #[no_mangle]
 pub unsafe extern "C" fn quiver_append_i8(w: *mut QuiverWriter, node: u32, v: i8) -> c_int {
-    with_writer(w, "quiver_append_i8", |x| x.append_i8(node as usize, v))
+    with_fast(w, "quiver_append_i8", |x| x.try_native(node as usize, Input::I8, v), |x| x.append_i8(node as usize, v))
 }
 
 /// Appends an int16.
 #[no_mangle]
 pub unsafe extern "C" fn quiver_append_i16(w: *mut QuiverWriter, node: u32, v: i16) -> c_int {
-    with_writer(w, "quiver_append_i16", |x| x.append_i16(node as usize, v))
+    with_fast(w, "quiver_append_i16", |x| x.try_native(node as usize, Input::I16, v), |x| x.append_i16(node as usize, v))
 }
 
 /// Appends an int32 (also date32, time32, interval year-month).
 #[no_mangle]
 pub unsafe extern "C" fn quiver_append_i32(w: *mut QuiverWriter, node: u32, v: i32) -> c_int {
-    with_writer(w, "quiver_append_i32", |x| x.append_i32(node as usize, v))
+    with_fast(w, "quiver_append_i32", |x| x.try_native(node as usize, Input::I32, v), |x| x.append_i32(node as usize, v))
 }
 
 /// Appends an int64 (also date64, time64, timestamp, duration, and a
 /// decimal's unscaled value).
 #[no_mangle]
 pub unsafe extern "C" fn quiver_append_i64(w: *mut QuiverWriter, node: u32, v: i64) -> c_int {
-    with_writer(w, "quiver_append_i64", |x| x.append_i64(node as usize, v))
+    with_fast(w, "quiver_append_i64", |x| x.try_native(node as usize, Input::I64, v), |x| x.append_i64(node as usize, v))
 }
 
 /// Appends a uint8.
 #[no_mangle]
 pub unsafe extern "C" fn quiver_append_u8(w: *mut QuiverWriter, node: u32, v: u8) -> c_int {
-    with_writer(w, "quiver_append_u8", |x| x.append_u8(node as usize, v))
+    with_fast(w, "quiver_append_u8", |x| x.try_native(node as usize, Input::U8, v), |x| x.append_u8(node as usize, v))
 }
 
 /// Appends a uint16 (also a float16's raw bits).
 #[no_mangle]
 pub unsafe extern "C" fn quiver_append_u16(w: *mut QuiverWriter, node: u32, v: u16) -> c_int {
-    with_writer(w, "quiver_append_u16", |x| x.append_u16(node as usize, v))
+    with_fast(w, "quiver_append_u16", |x| x.try_native(node as usize, Input::U16, v), |x| x.append_u16(node as usize, v))
 }
 
 /// Appends a uint32.
 #[no_mangle]
 pub unsafe extern "C" fn quiver_append_u32(w: *mut QuiverWriter, node: u32, v: u32) -> c_int {
-    with_writer(w, "quiver_append_u32", |x| x.append_u32(node as usize, v))
+    with_fast(w, "quiver_append_u32", |x| x.try_native(node as usize, Input::U32, v), |x| x.append_u32(node as usize, v))
 }
 
 /// Appends a uint64.
 #[no_mangle]
 pub unsafe extern "C" fn quiver_append_u64(w: *mut QuiverWriter, node: u32, v: u64) -> c_int {
-    with_writer(w, "quiver_append_u64", |x| x.append_u64(node as usize, v))
+    with_fast(w, "quiver_append_u64", |x| x.try_native(node as usize, Input::U64, v), |x| x.append_u64(node as usize, v))
 }
 
 /// Appends a float32 (also into a float16 column, rounded to nearest).
 #[no_mangle]
 pub unsafe extern "C" fn quiver_append_f32(w: *mut QuiverWriter, node: u32, v: f32) -> c_int {
-    with_writer(w, "quiver_append_f32", |x| x.append_f32(node as usize, v))
+    with_fast(w, "quiver_append_f32", |x| x.try_native(node as usize, Input::F32, v), |x| x.append_f32(node as usize, v))
 }
 
 /// Appends a float64.
 #[no_mangle]
 pub unsafe extern "C" fn quiver_append_f64(w: *mut QuiverWriter, node: u32, v: f64) -> c_int {
-    with_writer(w, "quiver_append_f64", |x| x.append_f64(node as usize, v))
+    with_fast(w, "quiver_append_f64", |x| x.try_native(node as usize, Input::F64, v), |x| x.append_f64(node as usize, v))
 }
 
 /// Appends `len` bytes to a utf8, binary, large form, or fixed-size binary
@@ -336,7 +388,16 @@ pub unsafe extern "C" fn quiver_append_f64(w: *mut QuiverWriter, node: u32, v: f
 #[no_mangle]
 pub unsafe extern "C" fn quiver_append_bytes(w: *mut QuiverWriter, node: u32, data: *const u8, len: usize) -> c_int {
     const CALL: &str = "quiver_append_bytes";
-    with_writer(w, CALL, |x| {
+    let fast = |x: &mut ArrowWriter| {
+        // The checks of borrowed_bytes; anything else takes the full path.
+        if len > isize::MAX as usize || (len > 0 && data.is_null()) {
+            return false;
+        }
+        // SAFETY: `data` points to `len` readable bytes (or len is 0).
+        let bytes = if len == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(data, len) } };
+        x.try_bytes(node as usize, bytes, false)
+    };
+    with_fast(w, CALL, fast, |x| {
         // SAFETY: `data` points to `len` readable bytes (or len is 0).
         let bytes = unsafe { borrowed_bytes(data, len, CALL)? };
         x.append_bytes(node as usize, bytes)
@@ -349,7 +410,15 @@ pub unsafe extern "C" fn quiver_append_bytes(w: *mut QuiverWriter, node: u32, da
 #[no_mangle]
 pub unsafe extern "C" fn quiver_append_decimal(w: *mut QuiverWriter, node: u32, le_bytes: *const u8, len: usize) -> c_int {
     const CALL: &str = "quiver_append_decimal";
-    with_writer(w, CALL, |x| {
+    let fast = |x: &mut ArrowWriter| {
+        if len != 16 || le_bytes.is_null() {
+            return false;
+        }
+        // SAFETY: `le_bytes` points to `len` (16) readable bytes.
+        let v = i128::from_le_bytes(unsafe { le_bytes.cast::<[u8; 16]>().read_unaligned() });
+        x.try_decimal(node as usize, v)
+    };
+    with_fast(w, CALL, fast, |x| {
         if le_bytes.is_null() {
             return Err(QuiverError::invalid(format!("{CALL}: le_bytes is NULL")));
         }
@@ -378,7 +447,7 @@ unsafe fn borrowed_bytes<'a>(data: *const u8, len: usize, call: &str) -> Result<
 /// Ownership: nothing changes hands.
 #[no_mangle]
 pub unsafe extern "C" fn quiver_begin(w: *mut QuiverWriter, node: u32) -> c_int {
-    with_writer(w, "quiver_begin", |x| x.begin(node as usize))
+    with_fast(w, "quiver_begin", |x| x.try_begin(node as usize), |x| x.begin(node as usize))
 }
 
 /// Ends the value begun on `node` (the innermost open node). EINVAL when a
@@ -386,7 +455,7 @@ pub unsafe extern "C" fn quiver_begin(w: *mut QuiverWriter, node: u32) -> c_int 
 /// Ownership: nothing changes hands.
 #[no_mangle]
 pub unsafe extern "C" fn quiver_end(w: *mut QuiverWriter, node: u32) -> c_int {
-    with_writer(w, "quiver_end", |x| x.end(node as usize))
+    with_fast(w, "quiver_end", |x| x.try_end(node as usize), |x| x.end(node as usize))
 }
 
 /// Commits the row: every top-level column must have one value. EINVAL
@@ -394,7 +463,7 @@ pub unsafe extern "C" fn quiver_end(w: *mut QuiverWriter, node: u32) -> c_int {
 /// Ownership: nothing changes hands.
 #[no_mangle]
 pub unsafe extern "C" fn quiver_end_row(w: *mut QuiverWriter) -> c_int {
-    with_writer(w, "quiver_end_row", |x| x.end_row())
+    with_fast(w, "quiver_end_row", |x| x.try_end_row(), |x| x.end_row())
 }
 
 /// Drops the uncommitted part of the row; committed rows stay intact.
