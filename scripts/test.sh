@@ -28,7 +28,7 @@ t=$SECONDS
 timeout --foreground -k 30 "$limit" cargo test --release --locked 2>&1 | tee target/cargo-test.log
 note "rust ($(elapsed $t)): $(grep -E '^test result' target/cargo-test.log | awk '{p+=$4; f+=$6; i+=$8} END {print p" passed, "f" failed, "i" ignored"}')"
 
-for suite in tests/c/run.sh tests/python/run.sh tests/jvm/run.sh tests/conformance/run.sh; do
+for suite in tests/c/run.sh tests/python/run.sh tests/jvm/run.sh tests/conformance/run.sh tests/reliability/run.sh; do
   if [ -f "$suite" ]; then
     out=$(mktemp)
     t=$SECONDS
