@@ -16,7 +16,7 @@ OUT = os.path.join(HERE, "corpus", "api_sequence")
 # Operation codes (op:: in the driver).
 APPEND_NULL, APPEND, BEGIN, END, END_ROW, ABORT_ROW, ROW, FINISH = 0, 1, 3, 4, 5, 6, 7, 8
 RELEASE, MOVE_CHILD, RECHECK, PULL, WRITE_COLUMN, WRITE_ARRAY = 9, 10, 11, 12, 13, 14
-DROP_STREAM, NEW_WRITER = 15, 16
+DROP_STREAM, NEW_WRITER, ROWS = 15, 16, 17
 # Inputs (INPUTS in the driver).
 INPUTS = ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "bool", "bytes", "decimal"]
 
@@ -217,7 +217,29 @@ def finish_incomplete(s):
     body = row(s, rng) + bytes([APPEND_NULL, node_ids(s)[0], FINISH, ABORT_ROW, FINISH, FINISH, RELEASE, 1])
     seed(f"s{s}-finish-incomplete", s, body)
 
+def long_writes(s):
+    """Batches and column writes past 8 and 64 rows: seeded rows, every fixed-width
+    column in each validity mode, long slices of every column at odd offsets."""
+    kinds = preorder(SCHEMAS[s])
+    body = bytes([ROWS, 63, 1, FINISH, ROWS, 9, 2, ROWS, 0, 3, FINISH, RELEASE, 0])
+    for node, (kind, nullable, _) in enumerate(kinds):
+        if kind in ("list", "map", "struct", "fsl2", "utf8", "bin") or node not in node_ids(s):
+            continue
+        # 70 rows with given validity (mode 0), 127 all valid, 64 all null, 9 sparse
+        for length, flags in ((70, 1), (127, 1 | 8), (64, 1 | 16), (9, 1 | 24), (100, 0)):
+            body += bytes([WRITE_COLUMN, node, 0x80 | (length - 6), flags, node + length, length])
+        body += bytes([ABORT_ROW])
+        body += bytes([WRITE_COLUMN, node, 0x80 | (70 - 6), 4, 0, 7])  # decimals scaled past the precision
+    for col in range(len(SCHEMAS[s])):
+        body += bytes([WRITE_ARRAY, 0x80 | 70, col + 1, 3, 66, col, 0])  # 75 rows, [3, 3+66)
+        body += bytes([ABORT_ROW])
+    for col in range(len(SCHEMAS[s])):
+        body += bytes([WRITE_ARRAY, 0x80 | 60, 40 + col, 0, 65, col, 0])  # 65 rows, all of them
+    body += bytes([FINISH, RECHECK, 0, MOVE_CHILD, 0, 0, ROWS, 40, 5, FINISH, RELEASE, 0, RELEASE, 0])
+    seed(f"s{s}-long-writes", s, body, batch_rows=8)
+
 for s in range(3):
+    long_writes(s)
     rows_and_finish(s)
     appends_of_every_kind(s)
     by_hand_rows(s)

@@ -64,6 +64,7 @@ fn seed_corpus_and_regressions_replay_against_the_model() {
         ("write_column", "ERANGE"),
         ("abort_row", "ok"),
         ("row", "ok"),
+        ("rows", "ok"),
         ("release", "ok"),
         ("move_child", "ok"),
         ("recheck", "ok"),

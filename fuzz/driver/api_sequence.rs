@@ -11,6 +11,11 @@
 //!   then operations, one byte each (`% OPS`), followed by their arguments
 //!   (see `run`).
 //!
+//! Long batches and column writes (ROWS, and WRITE_COLUMN / WRITE_ARRAY with
+//! bit 7 of their length byte) take their data from a seeded generator, so a
+//! short input can cross the 8- and 64-row boundaries of validity bitmaps and
+//! bulk copies.
+//!
 //! The model says whether each call must succeed and, if not, which errno it
 //! returns; a failed call must change nothing. After every operation the
 //! writer's committed row count must be the model's. Every finished batch,
@@ -37,7 +42,7 @@ use quiver::ffi::writer::*;
 use crate::common;
 
 /// Number of operation kinds; an operation byte is taken modulo this.
-pub const OPS: u8 = 17;
+pub const OPS: u8 = 18;
 
 /// Operation codes (the byte after the previous operation's arguments).
 pub mod op {
@@ -53,10 +58,13 @@ pub mod op {
     pub const MOVE_CHILD: u8 = 10; // which held item, column
     pub const RECHECK: u8 = 11; // which held item
     pub const PULL: u8 = 12; // first pull: 8 plan bytes, 32 seed bytes
-    pub const WRITE_COLUMN: u8 = 13; // node, length, flags, validity, values
-    pub const WRITE_ARRAY: u8 = 14; // rows, offset, length, column, node, row bytes
+    // node, length (bit 7: 6 + low bits, values from a seed), flags, validity (or its seed), values (or their seed)
+    pub const WRITE_COLUMN: u8 = 13;
+    // rows (bit 7: 5 + low bits, then a seed for them), offset, length, column, node, row bytes
+    pub const WRITE_ARRAY: u8 = 14;
     pub const DROP_STREAM: u8 = 15;
     pub const NEW_WRITER: u8 = 16;
+    pub const ROWS: u8 = 17; // count (1 + b % 64), seed: that many valid rows (only when nothing is pending)
 }
 
 pub const EINVAL: c_int = 22;
@@ -389,6 +397,22 @@ impl Input<'_> {
         let utf8 = self.u8() % 4 != 0;
         (0..len).map(|_| if utf8 { b'a' + self.u8() % 26 } else { self.u8() }).collect()
     }
+}
+
+/// `n` pseudo-random bytes from `seed` (splitmix64): the data of long
+/// column writes and batches, which would take too many input bytes.
+fn prng_bytes(seed: u64, n: usize) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xD1B5_4A32_D192_ED03;
+    let mut out = Vec::with_capacity(n + 8);
+    while out.len() < n {
+        x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        out.extend_from_slice(&(z ^ (z >> 31)).to_le_bytes());
+    }
+    out.truncate(n);
+    out
 }
 
 // ---- C API calls ---------------------------------------------------------------------
@@ -1037,20 +1061,43 @@ pub fn run(data: &[u8]) {
                 }
                 op::WRITE_COLUMN => {
                     let node = (inp.u8() as usize) % (count + 1);
-                    let len = (inp.u8() % 6) as usize;
+                    let lb = inp.u8();
+                    let len = if lb & 0x80 != 0 { (lb & 0x7f) as usize + 6 } else { (lb % 6) as usize };
+                    let long = len > 5;
                     let flags = inp.u8();
-                    let validity = [inp.u8()];
+                    // Validity: flags bit 0 gives one; bits 3-4: as given, all valid, all null, sparse.
+                    let vbytes = len.div_ceil(8).max(1);
+                    let mut validity = if len <= 8 { vec![inp.u8()] } else { prng_bytes(inp.u8() as u64, vbytes) };
+                    match (flags >> 3) & 3 {
+                        1 => validity.fill(0xff),
+                        2 => validity.fill(0),
+                        3 => {
+                            let other = prng_bytes(!(validity[0] as u64), vbytes);
+                            validity.iter_mut().zip(other).for_each(|(v, o)| *v &= o);
+                        }
+                        _ => {}
+                    }
+                    let valid = |r: usize| flags & 1 == 0 || (validity[r / 8] >> (r % 8)) & 1 == 1;
                     let kind = m.s.nodes.get(node).map(|n| n.kind);
-                    let valid = |r: usize| flags & 1 == 0 || (validity[0] >> r) & 1 == 1;
-                    // Values: raw bytes, or decimals from i64s (sometimes scaled).
+                    // Values: raw bytes, or decimals from i64s (flags bit 2: scaled past
+                    // the precision); from a seed for long columns.
+                    let seeded = if long { prng_bytes(inp.u8() as u64 | 0x100, len * 16) } else { vec![] };
+                    let mut rnd = Input { data: &seeded, pos: 0 };
                     let values: Vec<u8> = match kind {
-                        Some(K::Dec(_)) => (0..len)
+                        Some(K::Dec(p)) => (0..len)
                             .flat_map(|_| {
-                                let x = inp.i64() as i128;
+                                let x = if long {
+                                    let raw = i64::from_le_bytes(std::array::from_fn(|_| rnd.u8())) as i128;
+                                    if flags & 4 != 0 { raw } else { raw % 10i128.pow(p.min(18)) }
+                                } else {
+                                    inp.i64() as i128
+                                };
                                 (if flags & 4 != 0 { x * 1_000_000 } else { x }).to_le_bytes()
                             })
                             .collect(),
+                        Some(K::Bool) if long => seeded[..len.div_ceil(8)].to_vec(),
                         Some(K::Bool) => vec![inp.u8()],
+                        Some(k) if long => seeded[..len * k.width().unwrap_or(0)].to_vec(),
                         Some(k) => (0..len * k.width().unwrap_or(0)).map(|_| inp.u8()).collect(),
                         None => vec![],
                     };
@@ -1082,7 +1129,7 @@ pub fn run(data: &[u8]) {
                             let cell = if !valid(r) {
                                 "null".to_string()
                             } else if k == K::Bool {
-                                ((values[0] >> r) & 1 == 1).to_string()
+                                ((values[r / 8] >> (r % 8)) & 1 == 1).to_string()
                             } else {
                                 let wd = k.width().unwrap();
                                 render_le(k, &values[r * wd..(r + 1) * wd])
@@ -1094,7 +1141,13 @@ pub fn run(data: &[u8]) {
                 }
                 op::WRITE_ARRAY => {
                     // A batch from the second writer, one of its columns sliced.
-                    let n_rows = (inp.u8() % 5) as usize;
+                    let nb = inp.u8();
+                    let (n_rows, seeded) = if nb & 0x80 != 0 {
+                        let n = (nb & 0x7f) as usize + 5;
+                        (n, Some(prng_bytes(inp.u8() as u64 | 0x200, n * 48)))
+                    } else {
+                        ((nb % 5) as usize, None)
+                    };
                     let off = (inp.u8() as usize) % (n_rows + 1);
                     let len = (inp.u8() as usize) % (n_rows - off + 1);
                     let col = (inp.u8() as usize) % m.s.top.len();
@@ -1105,7 +1158,13 @@ pub fn run(data: &[u8]) {
                     if src_w.is_null() {
                         src_w = new_writer(&c_schema, &opts);
                     }
-                    let src_rows: Vec<Vec<String>> = (0..n_rows).map(|_| gen_row(src_w, &m.s, &mut inp)).collect();
+                    let src_rows: Vec<Vec<String>> = match &seeded {
+                        Some(data) => {
+                            let mut rnd = Input { data, pos: 0 };
+                            (0..n_rows).map(|_| gen_row(src_w, &m.s, &mut rnd)).collect()
+                        }
+                        None => (0..n_rows).map(|_| gen_row(src_w, &m.s, &mut inp)).collect(),
+                    };
                     let mut batch = FFI_ArrowArray::empty();
                     assert_eq!(quiver_writer_finish(src_w, &mut batch), 0, "{}", last(src_w));
                     let data = arrow_array::ffi::from_ffi_and_data_type(batch, st.clone()).unwrap();
@@ -1129,6 +1188,18 @@ pub fn run(data: &[u8]) {
                         let i = m.top_index(node);
                         m.pending[i].extend(cells);
                         m.commit_even();
+                    }
+                }
+                op::ROWS => {
+                    let k = 1 + (inp.u8() % 64) as usize;
+                    let data = prng_bytes(inp.u8() as u64 | 0x300, k * 48);
+                    if m.row_empty() {
+                        let mut rnd = Input { data: &data, pos: 0 };
+                        for _ in 0..k {
+                            let cells = gen_row(w, &m.s, &mut rnd);
+                            m.rows.push(cells);
+                        }
+                        note("rows", "ok");
                     }
                 }
                 op::DROP_STREAM => {
