@@ -214,7 +214,7 @@ if [ "$fuzz_ready" = 1 ]; then
         -max_total_time="$fuzz_seconds" -timeout=10 -print_final_stats=1 -artifact_prefix="$artifacts/" \
         >"$build/fuzz.log" 2>&1
       rc=$?
-      grep -E '^(INFO: seed corpus|#[0-9]+ +(INITED|DONE))|^Done [0-9]+ runs|^stat::|^==[0-9]+== ERROR|panicked at|^SUMMARY: libFuzzer' "$build/fuzz.log"
+      grep -E '^(INFO: seed corpus|#[0-9]+[[:space:]]+(INITED|DONE))|^Done [0-9]+ runs|^stat::|^==[0-9]+== ERROR|panicked at|^SUMMARY: libFuzzer' "$build/fuzz.log"
       local execs secs slowest
       execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$build/fuzz.log")
       secs=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$build/fuzz.log")
