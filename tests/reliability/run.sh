@@ -202,15 +202,18 @@ if [ "$fuzz_ready" = 1 ]; then
       fi
     }
     step "fuzz/Cargo.lock is current" lock_current
-    scratch="$build/fuzz-corpus" artifacts="$build/fuzz-artifacts"
-    mkdir -p "$scratch" "$artifacts"
+    scratch="$build/fuzz-corpus" seeds_dir="$build/fuzz-seeds" artifacts="$build/fuzz-artifacts"
+    mkdir -p "$scratch" "$seeds_dir" "$artifacts"
     fuzz_run() {
       local seeds rc
-      seeds=$(find fuzz/corpus/api_sequence -maxdepth 1 -type f -name 'seed-*' | wc -l)
+      # Exactly the committed seeds (a local fuzz run leaves other, ignored,
+      # files beside them); new inputs go to the scratch corpus, the first
+      # directory, not into the tree.
+      find fuzz/corpus/api_sequence -maxdepth 1 -type f -name 'seed-*' -exec cp {} "$seeds_dir/" \;
+      seeds=$(find "$seeds_dir" -type f | wc -l)
       [ "$seeds" -gt 0 ] || { echo "no seed-* files in fuzz/corpus/api_sequence"; return 1; }
-      # New inputs go to the scratch corpus (first directory), not into the tree.
-      echo "\$ cargo fuzz run -s none api_sequence $scratch fuzz/corpus/api_sequence -- -max_total_time=$fuzz_seconds ..."
-      cargo fuzz run -s none api_sequence "$scratch" fuzz/corpus/api_sequence -- \
+      echo "\$ cargo fuzz run -s none api_sequence $scratch $seeds_dir -- -max_total_time=$fuzz_seconds ..."
+      cargo fuzz run -s none api_sequence "$scratch" "$seeds_dir" -- \
         -max_total_time="$fuzz_seconds" -timeout=10 -print_final_stats=1 -artifact_prefix="$artifacts/" \
         >"$build/fuzz.log" 2>&1
       rc=$?
@@ -231,7 +234,7 @@ if [ "$fuzz_ready" = 1 ]; then
       # The slowest input of the corpus, to the millisecond: every kept input once.
       local bin=fuzz/target/x86_64-unknown-linux-gnu/release/api_sequence
       if [ -x "$bin" ]; then
-        find "$scratch" fuzz/corpus/api_sequence -maxdepth 1 -type f ! -name '.*' -print0 |
+        find "$scratch" "$seeds_dir" -maxdepth 1 -type f ! -name '.*' -print0 |
           xargs -0 "$bin" -runs=1 >"$build/fuzz-replay.log" 2>&1 || { echo "replaying the corpus failed"; tail "$build/fuzz-replay.log"; return 1; }
         local slow
         slow=$(sed -n 's/^Executed \(.*\) in \([0-9]*\) ms$/\2 ms (\1)/p' "$build/fuzz-replay.log" | sort -n | tail -1)
