@@ -536,17 +536,30 @@ fn first_over_precision(values: &[u8], width: usize, precision: u8, bits: Option
     let valid = |i: usize| bits.as_ref().is_none_or(|b| b.get(i));
     match width {
         4 | 8 | 16 => {
-            // |x| < 10^p with p <= 38 fits i128 (the decimal32/64 widths
-            // sign-extend into it).
-            let limit = 10i128.pow(precision.min(38) as u32);
-            values.chunks_exact(width).enumerate().position(|(i, v)| {
-                let x = match width {
-                    4 => i32::from_le_bytes(v.try_into().expect("4 bytes")) as i128,
-                    8 => i64::from_le_bytes(v.try_into().expect("8 bytes")) as i128,
-                    _ => i128::from_le_bytes(v.try_into().expect("16 bytes")),
-                };
-                (x >= limit || x <= -limit) && valid(i)
-            })
+            // |x| < 10^p, tested as one unsigned compare per value
+            // (x + 10^p - 1 in 0..=2 * (10^p - 1), wrapping), over the whole
+            // slice without branches first: most slices are all in range.
+            // 10^p - 1 fits the width's own type for every precision that
+            // width takes (9, 18, 38 digits).
+            macro_rules! search {
+                ($s:ty, $u:ty, $w:expr) => {{
+                    let lim = (10 as $u).pow((precision as u32).min(<$u>::MAX.ilog10()));
+                    let (shift, span) = (lim - 1, 2 * (lim - 1));
+                    let out = |v: &[u8]| {
+                        let x = <$s>::from_le_bytes(v.try_into().expect("one value")) as $u;
+                        x.wrapping_add(shift) > span
+                    };
+                    if !values.chunks_exact($w).fold(false, |any, v| any | out(v)) {
+                        return None;
+                    }
+                    values.chunks_exact($w).enumerate().position(|(i, v)| out(v) && valid(i))
+                }};
+            }
+            match width {
+                4 => search!(i32, u32, 4),
+                8 => search!(i64, u64, 8),
+                _ => search!(i128, u128, 16),
+            }
         }
         _ => {
             let limit = i256::from_i128(10).wrapping_pow(precision as u32);

@@ -155,3 +155,42 @@ fn every_width_zeroes_under_nulls() {
         }
     }
 }
+
+/// The column path's precision check at its edges, for every decimal width:
+/// ±(10^p - 1) are taken, ±10^p are refused (ERANGE) with the row named,
+/// and a value over the precision under a null is not looked at.
+#[test]
+fn decimal_precision_edges_in_the_column_path() {
+    fn check(schema: &str, width: usize, p: u32) {
+        let enc = |x: i128| x.to_le_bytes()[..width].to_vec();
+        let max = 10i128.pow(p) - 1;
+        for (vals, bad_row) in [
+            (vec![0, max, -max, 1, -1], None),
+            (vec![0, max, max + 1], Some(2)),
+            (vec![-max - 1, 0], Some(0)),
+            (vec![3, 4, 5, 6, 7, 8, 9, 10, -(max + 1)], Some(8)),
+        ] {
+            let mut w = ArrowWriter::from_text(schema, WriterOptions::default()).unwrap();
+            let bytes: Vec<u8> = vals.iter().flat_map(|&x| enc(x)).collect();
+            let r = w.write_column_bytes(0, &bytes, None, vals.len());
+            match bad_row {
+                None => r.unwrap(),
+                Some(row) => {
+                    let e = r.unwrap_err();
+                    assert_eq!(e.code(), quiver::ErrorCode::OutOfRange, "{schema}: {e}");
+                    assert!(e.message().contains(&format!("row {row} does not fit precision {p}")), "{schema}: {e}");
+                    // The same values with the bad one under a null are taken.
+                    let mut validity = vec![0xFFu8; vals.len().div_ceil(8)];
+                    validity[row / 8] &= !(1 << (row % 8));
+                    w.write_column_bytes(0, &bytes, Some(&validity), vals.len()).unwrap();
+                }
+            }
+        }
+    }
+    check("d: decimal32(9, 2)", 4, 9);
+    check("d: decimal32(4, 0)", 4, 4);
+    check("d: decimal64(18, 3)", 8, 18);
+    check("d: decimal64(10, 3)", 8, 10);
+    check("d: decimal128(38, 10)", 16, 38);
+    check("d: decimal128(18, 2)", 16, 18);
+}
