@@ -26,33 +26,9 @@ cd "$root"
 rm -rf "$build"
 mkdir -p "$build"
 
-passed=0 failed=0 skipped=0
-failures=()
+# shellcheck source=../lib/steps.sh
+source "$root/tests/lib/steps.sh"
 figures=()
-log="$build/steps.log"
-: >"$log"
-
-# step NAME CMD...: runs CMD, prints its output, counts the result.
-step() {
-  local name=$1; shift
-  echo "== $name"
-  echo "\$ $*" >>"$log"
-  if "$@"; then
-    echo "PASS: $name"
-    passed=$((passed + 1))
-    return 0
-  else
-    local rc=$?
-    echo "FAIL: $name (exit $rc)"
-    failed=$((failed + 1))
-    failures+=("$name")
-    return 1
-  fi
-}
-skip() {
-  echo "SKIPPED: $1"
-  skipped=$((skipped + 1))
-}
 # seconds since $1 (an $EPOCHREALTIME), one decimal
 since() {
   awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'
