@@ -1,5 +1,5 @@
 //! Conformance with Arrow's integration gold files
-//! (`../shared/testdata/arrow-gold/<version>/generated_<case>.json.gz`).
+//! (`tests/data/arrow-gold/<version>/generated_<case>.json.gz`, see its README).
 //!
 //! For every case: the JSON is read with `arrow-integration-test`, a writer is
 //! created from its schema (`ENOSYS` = the case is "unsupported"), and every
@@ -43,7 +43,7 @@ fn root() -> PathBuf {
 }
 
 fn gold_dir() -> PathBuf {
-    root().join("../shared/testdata/arrow-gold")
+    root().join("tests/data/arrow-gold")
 }
 
 fn out_dir() -> PathBuf {

@@ -162,7 +162,7 @@ def render(rows):
         f"**{counts['passed']} of {len(rows)} cases passed**; {counts['failed']} failed, "
         f"{counts['unsupported']} unsupported.",
         "",
-        "The cases are the files of Arrow's integration corpus (`../shared/testdata/arrow-gold/`, from "
+        "The cases are the files of Arrow's integration corpus (`tests/data/arrow-gold/`, from "
         "`apache/arrow-testing`): `<version>/<case>` stands for `<version>/generated_<case>.json.gz` and "
         "`.stream`. For each case `tests/conformance.rs` reads the JSON with `arrow-integration-test`, creates "
         "an `ArrowWriter` from its schema (`ENOSYS` there makes the case *unsupported*, with the writer's "

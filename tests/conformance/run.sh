@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Conformance of quiver with Arrow's integration gold files
-# (../shared/testdata/arrow-gold, see its README): the Rust checks of
+# (tests/data/arrow-gold, see its README): the Rust checks of
 # tests/conformance.rs, then the pyarrow step tests/conformance/compare.py,
 # which renders and checks docs/conformance.md.
 #
@@ -15,8 +15,8 @@ py=$QUIVER_VENV/bin/python
 out=${QUIVER_CONFORMANCE_OUT:-$root/target/conformance}
 rm -f "$out/results.json"
 
-if [ ! -d ../shared/testdata/arrow-gold ]; then
-  echo "FAIL: ../shared/testdata/arrow-gold not found (relative to $root)"
+if [ ! -d tests/data/arrow-gold ]; then
+  echo "FAIL: tests/data/arrow-gold not found (relative to $root)"
   echo "SUMMARY 0 passed, 1 failed, 0 unsupported (no gold files)"
   exit 1
 fi
