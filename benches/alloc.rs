@@ -18,7 +18,7 @@ use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use arrow_array::{Array, RecordBatch};
-use common::{Data, Kind, builder_columns, builder_rows, quiver_batch, quiver_writer};
+use common::{builder_columns, builder_rows, quiver_batch, quiver_writer, Data, Kind};
 
 struct Counting;
 

@@ -18,9 +18,9 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use arrow::ffi_stream::RecordBatchStreamReader;
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
-use stream_producers::{BATCH, Cols, builder_stream, quiver_stream};
+use stream_producers::{builder_stream, quiver_stream, Cols, BATCH};
 
 fn bench(c: &mut Criterion) {
     let d = Cols::new();

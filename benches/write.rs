@@ -15,8 +15,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use arrow_array::{Array, RecordBatch};
-use common::{Data, Kind, MemcpyDst, buffers_of, builder_columns, builder_rows, memcpy, quiver_batch, quiver_writer};
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use common::{buffers_of, builder_columns, builder_rows, memcpy, quiver_batch, quiver_writer, Data, Kind, MemcpyDst};
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
 const BATCH: usize = 8192;
 const MILLION: usize = 1 << 20;
@@ -86,7 +86,11 @@ fn case(c: &mut Criterion, group: &str, kind: Kind, rows: usize, nulls: bool, ro
 }
 
 fn nulls_name(nulls: bool) -> &'static str {
-    if nulls { "half" } else { "none" }
+    if nulls {
+        "half"
+    } else {
+        "none"
+    }
 }
 
 fn quick() -> bool {

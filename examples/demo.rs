@@ -32,7 +32,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             w.append_i64(1, 1_700_000_000_000_000 + k * 1_000)?;
             w.append_decimal(2, (k % 100_000) as i128 * 25)?;
             w.append_str(3, names[i % names.len()])?;
-            if i % 10 == 0 { w.append_null(4)? } else { w.append_i32(4, (i % 500) as i32)? }
+            if i % 10 == 0 {
+                w.append_null(4)?
+            } else {
+                w.append_i32(4, (i % 500) as i32)?
+            }
             w.begin(5)?;
             for t in 0..i % 3 {
                 w.append_str(6, tags[t])?;

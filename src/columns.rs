@@ -4,12 +4,12 @@
 use arrow_array::Array;
 use arrow_buffer::bit_chunk_iterator::BitChunks;
 use arrow_buffer::bit_iterator::BitSliceIterator;
-use arrow_buffer::{ArrowNativeType, i256};
+use arrow_buffer::{i256, ArrowNativeType};
 use arrow_data::ArrayData;
 
 use crate::error::{QuiverError, Result};
 use crate::node::Kind;
-use crate::writer::{ArrowWriter, last_offset, overflow};
+use crate::writer::{last_offset, overflow, ArrowWriter};
 
 /// Source validity: a bitmap and the bit where the copied range starts.
 #[derive(Clone, Copy)]
@@ -92,7 +92,8 @@ fn zero_under_nulls(buf: &mut arrow_buffer::MutableBuffer, row: usize, width: us
                     }
                     let masks = &$lut[byte as usize];
                     if first + 8 * lanes <= values.len() {
-                        let v: &mut [$t; 8 * LANES] = (&mut values[first..first + 8 * lanes]).try_into().expect("8 rows");
+                        let v: &mut [$t; 8 * LANES] =
+                            (&mut values[first..first + 8 * lanes]).try_into().expect("8 rows");
                         // Load, mask and store the 8 rows as one block (SIMD).
                         let mut x = *v;
                         let mut m = [0 as $t; 8 * LANES];
@@ -200,10 +201,7 @@ impl ArrowWriter {
             return Err(self.unknown_node(call, node));
         };
         if n.parent.is_some() {
-            return Err(QuiverError::invalid(format!(
-                "{call}: {} is not a top-level column",
-                n.describe(node)
-            )));
+            return Err(QuiverError::invalid(format!("{call}: {} is not a top-level column", n.describe(node))));
         }
         if let Some(&o) = self.open.last() {
             return Err(QuiverError::invalid(format!(
@@ -219,7 +217,8 @@ impl ArrowWriter {
     /// same length, those rows are committed.
     fn column_write(&mut self, node: usize, write: impl FnOnce(&mut Self) -> Result<()>) -> Result<()> {
         let subtree = crate::node::subtree_of(&self.nodes, node);
-        let before: Vec<(usize, usize)> = subtree.iter().map(|&i| (self.nodes[i].len, self.nodes[i].null_count)).collect();
+        let before: Vec<(usize, usize)> =
+            subtree.iter().map(|&i| (self.nodes[i].len, self.nodes[i].null_count)).collect();
         if let Err(e) = write(self) {
             self.truncate_nodes(&subtree, &before);
             return Err(e);
@@ -256,7 +255,12 @@ impl ArrowWriter {
     /// Appends a whole column of a fixed-width type from a native slice.
     /// `validity` is an LSB-first bitmap of `values.len()` bits (`None`: all
     /// valid). Null slots get zero values whatever `values` holds there.
-    pub fn write_column<T: ArrowNativeType>(&mut self, node: usize, values: &[T], validity: Option<&[u8]>) -> Result<()> {
+    pub fn write_column<T: ArrowNativeType>(
+        &mut self,
+        node: usize,
+        values: &[T],
+        validity: Option<&[u8]>,
+    ) -> Result<()> {
         let bytes: &[u8] = arrow_buffer::ToByteSlice::to_byte_slice(values);
         if let Some(Kind::Fixed { width }) = self.nodes.get(node).map(|n| n.kind) {
             if width != std::mem::size_of::<T>() {
@@ -273,7 +277,13 @@ impl ArrowWriter {
     /// Appends `length` rows to a top-level fixed-width or boolean column
     /// from raw little-endian bytes (`length * width` bytes; for boolean an
     /// LSB-first bitmap of `length` bits).
-    pub fn write_column_bytes(&mut self, node: usize, values: &[u8], validity: Option<&[u8]>, length: usize) -> Result<()> {
+    pub fn write_column_bytes(
+        &mut self,
+        node: usize,
+        values: &[u8],
+        validity: Option<&[u8]>,
+        length: usize,
+    ) -> Result<()> {
         const CALL: &str = "write_column";
         self.column_target(node, CALL)?;
         let need = self.column_value_bytes(node, length, CALL)?;
@@ -362,7 +372,15 @@ impl ArrowWriter {
     }
 
     /// Fixed-width (and boolean) values `start..start+count` of `values`.
-    fn copy_fixed(&mut self, node: usize, call: &str, values: &[u8], start: usize, bits: Option<Bits>, count: usize) -> Result<()> {
+    fn copy_fixed(
+        &mut self,
+        node: usize,
+        call: &str,
+        values: &[u8],
+        start: usize,
+        bits: Option<Bits>,
+        count: usize,
+    ) -> Result<()> {
         // Every check comes before the first byte is written, so a refused
         // copy leaves the column exactly as it was.
         if let (Kind::Fixed { width }, Some(p)) = (self.nodes[node].kind, self.nodes[node].decimal_precision) {
@@ -453,7 +471,9 @@ impl ArrowWriter {
             O::rebase(&mut offsets.buf.typed_data_mut::<O>()[at..], &src[off + s + 1..=off + e], base - first);
             let (first, last) = (first as usize, last as usize);
             match child {
-                None => n.data.as_mut().expect("var data").buf.extend_from_slice(&data.buffers()[1].as_slice()[first..last]),
+                None => {
+                    n.data.as_mut().expect("var data").buf.extend_from_slice(&data.buffers()[1].as_slice()[first..last])
+                }
                 Some(c) => self.copy_data(c, &data.child_data()[0], first, last - first)?,
             }
             Ok(())

@@ -13,7 +13,10 @@ use crate::writer::ArrowWriter;
 
 /// Kinds that take `begin` / `end`.
 pub(crate) fn is_container(kind: Kind) -> bool {
-    matches!(kind, Kind::List { .. } | Kind::FixedList { .. } | Kind::Struct | Kind::ListView { .. } | Kind::Union { .. })
+    matches!(
+        kind,
+        Kind::List { .. } | Kind::FixedList { .. } | Kind::Struct | Kind::ListView { .. } | Kind::Union { .. }
+    )
 }
 
 /// Reads the `i`-th little-endian integer of `width` bytes (signed).
@@ -117,7 +120,11 @@ impl ArrowWriter {
             } else {
                 enc.last = Some(key);
                 let n = &mut self.nodes[node];
-                n.values.as_mut().expect("run ends").buf.extend_from_slice(&((len + 1) as u64).to_le_bytes()[..index_width]);
+                n.values
+                    .as_mut()
+                    .expect("run ends")
+                    .buf
+                    .extend_from_slice(&((len + 1) as u64).to_le_bytes()[..index_width]);
                 n.len += 1;
                 Ok(())
             }
@@ -231,13 +238,18 @@ impl ArrowWriter {
                 out.extend_from_slice(&n.data.as_ref().expect("var data").buf.as_slice()[s..e]);
             }
             Kind::View { .. } => {
-                let bytes = crate::layouts::view_value(&values[idx * 16..idx * 16 + 16], &[n.data.as_ref().expect("view data").buf.as_slice()]);
+                let bytes = crate::layouts::view_value(
+                    &values[idx * 16..idx * 16 + 16],
+                    &[n.data.as_ref().expect("view data").buf.as_slice()],
+                );
                 out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
                 out.extend_from_slice(bytes);
             }
             Kind::List { .. } | Kind::ListView { .. } => {
                 let (s, e) = match n.kind {
-                    Kind::List { .. } => (read_int(values, width, idx) as usize, read_int(values, width, idx + 1) as usize),
+                    Kind::List { .. } => {
+                        (read_int(values, width, idx) as usize, read_int(values, width, idx + 1) as usize)
+                    }
                     _ => {
                         let s = read_int(values, width, idx) as usize;
                         (s, s + read_int(n.data.as_ref().expect("sizes").buf.as_slice(), width, idx) as usize)
@@ -262,7 +274,11 @@ impl ArrowWriter {
                 let type_id = values[idx] as i8;
                 out.push(type_id as u8);
                 let member = n.type_ids.iter().position(|&t| t == type_id).expect("written type ids are known");
-                let at = if dense { read_int(n.data.as_ref().expect("offsets").buf.as_slice(), 4, idx) as usize } else { idx };
+                let at = if dense {
+                    read_int(n.data.as_ref().expect("offsets").buf.as_slice(), 4, idx) as usize
+                } else {
+                    idx
+                };
                 self.value_key(n.children[member], at, out);
             }
             Kind::Encoded { ree: false, index_width } => {
@@ -270,7 +286,9 @@ impl ArrowWriter {
             }
             Kind::Encoded { ree: true, index_width } => {
                 let runs = values.len() / index_width;
-                let run = (0..runs).position(|r| read_int(values, index_width, r) as usize > idx).expect("idx within the runs");
+                let run = (0..runs)
+                    .position(|r| read_int(values, index_width, r) as usize > idx)
+                    .expect("idx within the runs");
                 self.value_key(n.value_node.expect("encoded node"), run, out);
             }
         }
@@ -278,7 +296,14 @@ impl ArrowWriter {
 
     /// Column path: rows `start..start+count` of a dictionary or run-end
     /// encoded array into encoded `node`.
-    pub(crate) fn copy_encoded(&mut self, node: usize, data: &ArrayData, start: usize, count: usize, bits: Option<Bits>) -> Result<()> {
+    pub(crate) fn copy_encoded(
+        &mut self,
+        node: usize,
+        data: &ArrayData,
+        start: usize,
+        count: usize,
+        bits: Option<Bits>,
+    ) -> Result<()> {
         let Kind::Encoded { ree, .. } = self.nodes[node].kind else { unreachable!("encoded node") };
         let v = self.nodes[node].value_node.expect("encoded node");
         let off = data.offset() + start;
@@ -297,9 +322,16 @@ impl ArrowWriter {
                     continue;
                 }
                 let raw = read_int(keys, key_width, off + i);
-                let key = if unsigned && raw < 0 { (raw as u64 & ((1u128 << (key_width * 8)) - 1) as u64) as usize } else { raw as usize };
+                let key = if unsigned && raw < 0 {
+                    (raw as u64 & ((1u128 << (key_width * 8)) - 1) as u64) as usize
+                } else {
+                    raw as usize
+                };
                 if key >= values.len() {
-                    return Err(QuiverError::invalid(format!("write_array: dictionary key {key} out of range ({} values)", values.len())));
+                    return Err(QuiverError::invalid(format!(
+                        "write_array: dictionary key {key} out of range ({} values)",
+                        values.len()
+                    )));
                 }
                 let Kind::Encoded { index_width, .. } = self.nodes[node].kind else { unreachable!() };
                 match ours[key] {

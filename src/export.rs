@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 use arrow_buffer::{Buffer, MutableBuffer};
 use arrow_data::ffi::FFI_ArrowArray;
-use arrow_data::{ArrayData, layout};
+use arrow_data::{layout, ArrayData};
 use arrow_schema::DataType;
 
 static LIVE_ARRAYS: AtomicI64 = AtomicI64::new(0);
@@ -67,7 +67,13 @@ fn export_raw(data: ArrayData) -> RawArray {
             Some(nulls) if nulls.offset() == data.offset() => nulls.buffer().as_ptr().cast(),
             Some(nulls) => {
                 let mut bits = MutableBuffer::new_null(data.offset() + nulls.len());
-                arrow_buffer::bit_mask::set_bits(bits.as_slice_mut(), nulls.validity(), data.offset(), nulls.offset(), nulls.len());
+                arrow_buffer::bit_mask::set_bits(
+                    bits.as_slice_mut(),
+                    nulls.validity(),
+                    data.offset(),
+                    nulls.offset(),
+                    nulls.len(),
+                );
                 let b: Buffer = bits.into();
                 let ptr = b.as_ptr().cast();
                 extra.push(b);
@@ -87,20 +93,14 @@ fn export_raw(data: ArrayData) -> RawArray {
         DataType::Dictionary(..) => (Vec::new(), Some(data.child_data()[0].clone())),
         _ => (data.child_data().to_vec(), None),
     };
-    let children: Box<[*mut RawArray]> =
-        children.into_iter().map(|c| Box::into_raw(Box::new(export_raw(c)))).collect();
+    let children: Box<[*mut RawArray]> = children.into_iter().map(|c| Box::into_raw(Box::new(export_raw(c)))).collect();
     let dictionary = dictionary.map_or(std::ptr::null_mut(), |d| Box::into_raw(Box::new(export_raw(d))));
     let null_count = match data.data_type() {
         DataType::Null => data.len(),
         _ => data.null_count(),
     };
-    let mut private = Box::new(Private {
-        buffers: buffers.into_boxed_slice(),
-        children,
-        dictionary,
-        _extra: extra,
-        _data: data,
-    });
+    let mut private =
+        Box::new(Private { buffers: buffers.into_boxed_slice(), children, dictionary, _extra: extra, _data: data });
     LIVE_ARRAYS.fetch_add(1, Ordering::SeqCst);
     RawArray {
         length: private._data.len() as i64,

@@ -8,7 +8,7 @@ use crate::columns::Bits;
 use crate::encoded::read_int;
 use crate::error::{ErrorCode, QuiverError, Result};
 use crate::node::Kind;
-use crate::writer::{ArrowWriter, overflow, push_offset};
+use crate::writer::{overflow, push_offset, ArrowWriter};
 
 /// The bytes of one 16-byte view; `buffers` are the array's data buffers.
 pub(crate) fn view_value<'a>(view: &'a [u8], buffers: &[&'a [u8]]) -> &'a [u8] {
@@ -71,7 +71,8 @@ impl ArrowWriter {
     pub(crate) fn end_union(&mut self, node: usize) -> Result<()> {
         let n = &self.nodes[node];
         let Kind::Union { dense } = n.kind else { unreachable!("union node") };
-        let grown: Vec<usize> = (0..n.children.len()).filter(|&i| self.nodes[n.children[i]].len != n.open_lens[i]).collect();
+        let grown: Vec<usize> =
+            (0..n.children.len()).filter(|&i| self.nodes[n.children[i]].len != n.open_lens[i]).collect();
         if grown.len() != 1 {
             return Err(QuiverError::invalid(format!(
                 "end: union {} needs exactly one member value, got {}",
@@ -145,7 +146,9 @@ impl ArrowWriter {
         for i in off..off + count {
             let type_id = type_ids[i] as i8;
             let Some(member) = self.nodes[node].type_ids.iter().position(|&t| t == type_id) else {
-                return Err(QuiverError::invalid(format!("write_array: union type id {type_id} is not one of the union's")));
+                return Err(QuiverError::invalid(format!(
+                    "write_array: union type id {type_id} is not one of the union's"
+                )));
             };
             let child = self.nodes[node].children[member];
             let children = self.nodes[node].children.clone();
@@ -167,7 +170,14 @@ impl ArrowWriter {
     }
 
     /// Column path: a view array, value by value.
-    pub(crate) fn copy_views(&mut self, node: usize, data: &ArrayData, start: usize, count: usize, bits: Option<Bits>) -> Result<()> {
+    pub(crate) fn copy_views(
+        &mut self,
+        node: usize,
+        data: &ArrayData,
+        start: usize,
+        count: usize,
+        bits: Option<Bits>,
+    ) -> Result<()> {
         let off = data.offset() + start;
         let views = data.buffers()[0].as_slice();
         let buffers: Vec<&[u8]> = data.buffers()[1..].iter().map(|b| b.as_slice()).collect();
@@ -183,7 +193,14 @@ impl ArrowWriter {
     }
 
     /// Column path: a list-view array, value by value.
-    pub(crate) fn copy_list_views(&mut self, node: usize, data: &ArrayData, start: usize, count: usize, bits: Option<Bits>) -> Result<()> {
+    pub(crate) fn copy_list_views(
+        &mut self,
+        node: usize,
+        data: &ArrayData,
+        start: usize,
+        count: usize,
+        bits: Option<Bits>,
+    ) -> Result<()> {
         let off = data.offset() + start;
         let width = self.nodes[node].offset_width();
         let child = self.nodes[node].children[0];

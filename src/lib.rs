@@ -8,17 +8,17 @@
 mod buffer;
 mod columns;
 mod encoded;
-mod layouts;
 pub mod error;
+mod layouts;
 mod node;
 pub mod schema_text;
 mod writer;
 
 pub use error::{ErrorCode, QuiverError, Result};
 pub use schema_text::parse_schema;
-pub use writer::{ArrowWriter, MAX_BATCH_ROWS, WriterOptions, WriterStats};
+pub use writer::{ArrowWriter, WriterOptions, WriterStats, MAX_BATCH_ROWS};
 pub mod export;
 pub mod stream;
 pub use export::{export_array, live_arrays};
-pub use stream::{BatchSource, Step, WriterStream, export_stream};
+pub use stream::{export_stream, BatchSource, Step, WriterStream};
 pub mod ffi;

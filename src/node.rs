@@ -15,23 +15,41 @@ pub(crate) enum Kind {
     Bool,
     /// Fixed-width values of `width` bytes (integers, floats, decimals,
     /// temporal types, intervals, fixed-size binary).
-    Fixed { width: usize },
+    Fixed {
+        width: usize,
+    },
     /// Variable-width bytes with 4- or 8-byte offsets.
-    Var { large: bool, utf8: bool },
+    Var {
+        large: bool,
+        utf8: bool,
+    },
     /// List / large list / map: offsets into one child.
-    List { large: bool },
-    FixedList { size: usize },
+    List {
+        large: bool,
+    },
+    FixedList {
+        size: usize,
+    },
     Struct,
     /// Dictionary (`ree: false`: keys of `index_width` bytes) or run-end
     /// encoded (`ree: true`: run ends of `index_width` bytes). The logical
     /// values are written into a hidden value node (`Node::value_node`).
-    Encoded { ree: bool, index_width: usize },
+    Encoded {
+        ree: bool,
+        index_width: usize,
+    },
     /// Sparse or dense union: type ids, offsets when dense, one child per member.
-    Union { dense: bool },
+    Union {
+        dense: bool,
+    },
     /// Utf8View / BinaryView: 16-byte views and one data buffer.
-    View { utf8: bool },
+    View {
+        utf8: bool,
+    },
     /// ListView / LargeListView: offsets and sizes into one child.
-    ListView { large: bool },
+    ListView {
+        large: bool,
+    },
 }
 
 /// A typed value a row-path append can carry; a node accepts a set of them.
@@ -173,8 +191,7 @@ impl Node {
 
     /// The appends this node takes, for error messages.
     pub fn accepted_names(&self) -> String {
-        let names: Vec<&str> =
-            Input::ALL.iter().filter(|i| self.accepts(**i)).map(|i| i.name()).collect();
+        let names: Vec<&str> = Input::ALL.iter().filter(|i| self.accepts(**i)).map(|i| i.name()).collect();
         match (names.is_empty(), self.kind) {
             (true, Kind::Null) => "append_null only".into(),
             (true, _) => "begin/end (it is nested)".into(),
@@ -199,10 +216,8 @@ pub(crate) fn build_nodes(schema: &Schema) -> Result<Vec<Node>> {
         add_node(&mut nodes, field, field.name().clone(), None)?;
     }
     // Move hidden nodes after the public ones, keeping both orders.
-    let order: Vec<usize> = (0..nodes.len())
-        .filter(|&i| !nodes[i].hidden)
-        .chain((0..nodes.len()).filter(|&i| nodes[i].hidden))
-        .collect();
+    let order: Vec<usize> =
+        (0..nodes.len()).filter(|&i| !nodes[i].hidden).chain((0..nodes.len()).filter(|&i| nodes[i].hidden)).collect();
     let mut new_index = vec![0; nodes.len()];
     for (new, &old) in order.iter().enumerate() {
         new_index[old] = new;
@@ -342,8 +357,11 @@ fn add_node(nodes: &mut Vec<Node>, field: &FieldRef, path: String, parent: Optio
             && !matches!(kind, Kind::Null | Kind::Union { .. } | Kind::Encoded { ree: true, .. }))
         .then(Slot::default),
         values: (!matches!(kind, Kind::Null | Kind::Struct | Kind::FixedList { .. })).then(Slot::default),
-        data: matches!(kind, Kind::Var { .. } | Kind::View { .. } | Kind::ListView { .. } | Kind::Union { dense: true })
-            .then(Slot::default),
+        data: matches!(
+            kind,
+            Kind::Var { .. } | Kind::View { .. } | Kind::ListView { .. } | Kind::Union { dense: true }
+        )
+        .then(Slot::default),
         value_node: None,
         encoding: matches!(kind, Kind::Encoded { .. }).then(Box::default),
         type_ids: match dt {

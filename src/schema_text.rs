@@ -31,10 +31,7 @@ impl<'a> Parser<'a> {
     fn error(&self, expected: &str) -> QuiverError {
         let rest: String = self.text[self.pos..].chars().take(20).collect();
         let found = if rest.is_empty() { "the end".to_string() } else { format!("'{rest}'") };
-        QuiverError::invalid(format!(
-            "schema text: at position {}: expected {expected}, found {found}",
-            self.pos
-        ))
+        QuiverError::invalid(format!("schema text: at position {}: expected {expected}, found {found}", self.pos))
     }
 
     fn skip_ws(&mut self) {
@@ -61,7 +58,11 @@ impl<'a> Parser<'a> {
     }
 
     fn expect(&mut self, c: char) -> Result<()> {
-        if self.eat(c) { Ok(()) } else { Err(self.error(&format!("'{c}'"))) }
+        if self.eat(c) {
+            Ok(())
+        } else {
+            Err(self.error(&format!("'{c}'")))
+        }
     }
 
     fn ident(&mut self) -> Option<&'a str> {
@@ -237,7 +238,11 @@ impl<'a> Parser<'a> {
                     ("time64", TimeUnit::Microsecond | TimeUnit::Nanosecond) => DataType::Time64(unit),
                     _ => {
                         self.pos = at;
-                        return Err(self.error(if word == "time32" { "s or ms for time32" } else { "us or ns for time64" }));
+                        return Err(self.error(if word == "time32" {
+                            "s or ms for time32"
+                        } else {
+                            "us or ns for time64"
+                        }));
                     }
                 }
             }
@@ -301,7 +306,11 @@ impl<'a> Parser<'a> {
                 self.expect('<')?;
                 let item = Arc::new(self.typed_field("item".into())?);
                 self.expect('>')?;
-                if word == "list" { DataType::List(item) } else { DataType::LargeList(item) }
+                if word == "list" {
+                    DataType::List(item)
+                } else {
+                    DataType::LargeList(item)
+                }
             }
             "fixed_size_list" => {
                 self.expect('<')?;

@@ -1,8 +1,8 @@
 //! Streaming: a pull-driven source of batches, as an arrow
 //! `RecordBatchReader` and exported as an `ArrowArrayStream` (DESIGN.md §3).
 
-use std::ffi::{CString, c_char, c_int};
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::ffi::{c_char, c_int, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{RecordBatch, RecordBatchReader, StructArray};
@@ -119,10 +119,9 @@ where
         let result = match catch_unwind(AssertUnwindSafe(|| fill(&mut *writer, max_rows))) {
             Ok(Ok(step)) => finish_step(writer, step, max_rows).map(|b| (step, b)),
             Ok(Err(e)) => Err(fill_error(e)),
-            Err(panic) => Err(QuiverError::new(
-                ErrorCode::Poisoned,
-                format!("fill panicked: {}", panic_message(&panic)),
-            )),
+            Err(panic) => {
+                Err(QuiverError::new(ErrorCode::Poisoned, format!("fill panicked: {}", panic_message(&panic))))
+            }
         };
         match result {
             Ok((_, None)) => {

@@ -2,15 +2,15 @@
 
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions, make_array};
-use arrow_buffer::{ArrowNativeType, i256};
+use arrow_array::{make_array, ArrayRef, RecordBatch, RecordBatchOptions};
+use arrow_buffer::{i256, ArrowNativeType};
 use arrow_data::{ArrayData, ArrayDataBuilder};
 use arrow_schema::{DataType, SchemaRef};
 
 use crate::buffer::{Counters, Fill, Slot};
-use crate::error::{ErrorCode, QuiverError, Result};
 use crate::encoded::is_container;
-use crate::node::{Input, Kind, Node, build_nodes};
+use crate::error::{ErrorCode, QuiverError, Result};
+use crate::node::{build_nodes, Input, Kind, Node};
 
 /// Options of a writer; start from `WriterOptions::default()`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -194,13 +194,8 @@ impl ArrowWriter {
     }
 
     pub fn stats(&self) -> WriterStats {
-        let bytes_retained = self
-            .nodes
-            .iter()
-            .flat_map(|n| [&n.validity, &n.values, &n.data])
-            .flatten()
-            .map(Slot::retained_bytes)
-            .sum();
+        let bytes_retained =
+            self.nodes.iter().flat_map(|n| [&n.validity, &n.values, &n.data]).flatten().map(Slot::retained_bytes).sum();
         WriterStats {
             batches: self.batches,
             buffers_reused: self.counters.buffers_reused,
@@ -249,7 +244,9 @@ impl ArrowWriter {
                 match n.kind {
                     Kind::Bool => v.start(rows.div_ceil(8), Fill::ZeroedBits, recycle, counters),
                     Kind::Fixed { width } => v.start(rows * width, Fill::Push, recycle, counters),
-                    Kind::Encoded { ree: false, index_width } => v.start(rows * index_width, Fill::Push, recycle, counters),
+                    Kind::Encoded { ree: false, index_width } => {
+                        v.start(rows * index_width, Fill::Push, recycle, counters)
+                    }
                     // Run ends and list-view offsets are offsets: zeroed.
                     Kind::Encoded { ree: true, .. } => v.start(0, Fill::ZeroedPush, recycle, counters),
                     Kind::ListView { .. } => v.start(rows * offset_width, Fill::ZeroedPush, recycle, counters),
@@ -309,7 +306,11 @@ impl ArrowWriter {
             None => self.open.is_empty() && n.len == self.rows,
             Some(p) => self.open.last() == Some(&p) && self.parent_slot_free(p, n.len),
         };
-        if ok { Ok(()) } else { Err(self.position_error(node, call)) }
+        if ok {
+            Ok(())
+        } else {
+            Err(self.position_error(node, call))
+        }
     }
 
     fn parent_slot_free(&self, parent: usize, child_len: usize) -> bool {
@@ -338,14 +339,12 @@ impl ArrowWriter {
         let n = &self.nodes[node];
         let what = n.describe(node);
         let msg = match (n.parent, self.open.last()) {
-            (None, Some(&o)) => format!(
-                "{what} is a top-level column but {} is still open: end it first",
-                self.nodes[o].describe(o)
-            ),
-            (None, None) => format!(
-                "{what} already has a value in row {}: call end_row (or abort_row) first",
-                self.rows
-            ),
+            (None, Some(&o)) => {
+                format!("{what} is a top-level column but {} is still open: end it first", self.nodes[o].describe(o))
+            }
+            (None, None) => {
+                format!("{what} already has a value in row {}: call end_row (or abort_row) first", self.rows)
+            }
             (Some(p), top) if top != Some(&p) => match top {
                 None => format!(
                     "{what} is a child of {}, which is not open: call begin on it first",
@@ -407,7 +406,10 @@ impl ArrowWriter {
             // Only Bool is not fixed among the typed inputs.
             return self.push_bool(dst, bytes[0] != 0);
         };
-        if width == bytes.len() && (n.decimal_precision.is_none() || !self.options.check_decimal_precision) && input != Input::Decimal {
+        if width == bytes.len()
+            && (n.decimal_precision.is_none() || !self.options.check_decimal_precision)
+            && input != Input::Decimal
+        {
             self.push_fixed(dst, bytes);
             return Ok(());
         }
@@ -417,7 +419,8 @@ impl ArrowWriter {
     #[cold]
     fn append_converted(&mut self, node: usize, input: Input, width: usize, bytes: &[u8]) -> Result<()> {
         let n = &self.nodes[node];
-        if n.decimal_precision.is_some() && n.dec_bound != 0 && (input == Input::I64 || (1..=16).contains(&bytes.len())) {
+        if n.decimal_precision.is_some() && n.dec_bound != 0 && (input == Input::I64 || (1..=16).contains(&bytes.len()))
+        {
             // Width <= 16: the value and its bound fit an i128.
             let value = if input == Input::I64 {
                 i64::from_le_bytes(bytes.try_into().expect("i64 is 8 bytes")) as i128
@@ -838,10 +841,7 @@ impl ArrowWriter {
         self.target(node, "append_null")?;
         let n = &self.nodes[node];
         if !n.nullable && n.kind != Kind::Null {
-            return Err(QuiverError::invalid(format!(
-                "append_null: {} is not nullable",
-                n.describe(node)
-            )));
+            return Err(QuiverError::invalid(format!("append_null: {} is not nullable", n.describe(node))));
         }
         if let (Kind::Union { .. }, Some(&first)) = (n.kind, n.children.first()) {
             // A null union value: a null of its first member.
@@ -922,7 +922,8 @@ impl ArrowWriter {
     #[inline(always)]
     pub(crate) fn try_begin(&mut self, node: usize) -> bool {
         match self.nodes.get(node) {
-            Some(n) if matches!(n.kind, Kind::Struct | Kind::List { .. } | Kind::FixedList { .. }) && self.at_slot(n) => {}
+            Some(n)
+                if matches!(n.kind, Kind::Struct | Kind::List { .. } | Kind::FixedList { .. }) && self.at_slot(n) => {}
             _ => return false,
         }
         self.nodes[node].open_start = 0;
@@ -1217,7 +1218,9 @@ impl ArrowWriter {
         match &n.validity {
             Some(v) => {
                 let covered = to.min(v.buf.len() * 8).max(from);
-                let set = arrow_buffer::bit_chunk_iterator::UnalignedBitChunk::new(v.buf.as_slice(), from, covered - from).count_ones();
+                let set =
+                    arrow_buffer::bit_chunk_iterator::UnalignedBitChunk::new(v.buf.as_slice(), from, covered - from)
+                        .count_ones();
                 (to - from) - set
             }
             None if n.kind == Kind::Null => to - from,
@@ -1275,7 +1278,9 @@ impl ArrowWriter {
                 }
             }
             // Run ends are repaired by repair_encoded.
-            Kind::Encoded { ree: false, index_width } => n.values.as_mut().expect("keys").buf.truncate(len * index_width),
+            Kind::Encoded { ree: false, index_width } => {
+                n.values.as_mut().expect("keys").buf.truncate(len * index_width)
+            }
             _ => {}
         }
         n.len = len;
@@ -1304,8 +1309,7 @@ impl ArrowWriter {
                 self.rows
             )));
         }
-        let columns: Vec<ArrayRef> =
-            self.top.clone().into_iter().map(|c| make_array(self.freeze(c))).collect();
+        let columns: Vec<ArrayRef> = self.top.clone().into_iter().map(|c| make_array(self.freeze(c))).collect();
         let options = RecordBatchOptions::new().with_row_count(Some(self.rows));
         let batch = RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)?;
         self.started = false;
@@ -1344,9 +1348,8 @@ impl ArrowWriter {
         }
         let mut child_data = child_data;
         if let DataType::RunEndEncoded(run_ends, _) = n.field.data_type() {
-            let run_ends = ArrayDataBuilder::new(run_ends.data_type().clone())
-                .len(runs)
-                .buffers(std::mem::take(&mut buffers));
+            let run_ends =
+                ArrayDataBuilder::new(run_ends.data_type().clone()).len(runs).buffers(std::mem::take(&mut buffers));
             // SAFETY: run ends are increasing, one per value of the value node.
             child_data.insert(0, unsafe { run_ends.build_unchecked() });
         }
@@ -1384,9 +1387,20 @@ fn prepare_fast_paths(nodes: &mut [Node], options: &WriterOptions) {
         if let Kind::Fixed { width } = n.kind {
             // The input whose native width is the node's, if it takes one
             // (float16 takes f32 too, converted: not on the fast path).
-            let native = [Input::I8, Input::U8, Input::I16, Input::U16, Input::I32, Input::U32, Input::F32, Input::I64, Input::U64, Input::F64]
-                .into_iter()
-                .find(|&i| n.accepts(i) && native_width(i) == width);
+            let native = [
+                Input::I8,
+                Input::U8,
+                Input::I16,
+                Input::U16,
+                Input::I32,
+                Input::U32,
+                Input::F32,
+                Input::I64,
+                Input::U64,
+                Input::F64,
+            ]
+            .into_iter()
+            .find(|&i| n.accepts(i) && native_width(i) == width);
             if let (Some(input), None) = (native, n.decimal_precision) {
                 n.fast = input as u8;
             }
@@ -1492,4 +1506,3 @@ fn decimal_value(input: Input, bytes: &[u8]) -> Option<i256> {
     le[..bytes.len()].copy_from_slice(bytes);
     Some(i256::from_le_bytes(le))
 }
-

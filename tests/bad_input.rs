@@ -9,23 +9,23 @@
 #[path = "reliability/common.rs"]
 mod common;
 
-use std::ffi::{CStr, CString, c_char, c_int, c_void};
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::ptr::{null, null_mut};
 use std::sync::Arc;
 
-use arrow_array::{Array, ArrayRef, Int32Array, Int64Array, RecordBatchReader, StringArray, StructArray};
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
+use arrow_array::{Array, ArrayRef, Int32Array, Int64Array, RecordBatchReader, StringArray, StructArray};
 use arrow_data::ffi::FFI_ArrowArray;
 use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::{DataType, Field, Schema};
 
 use common::{borrow_import, render_exported};
-use quiver::ffi::options::{QuiverOptions, QuiverStats, quiver_options_default};
+use quiver::ffi::options::{quiver_options_default, QuiverOptions, QuiverStats};
 use quiver::ffi::schema::quiver_schema_parse;
 use quiver::ffi::stream::quiver_stream_new;
 use quiver::ffi::writer::*;
 use quiver::ffi::{quiver_last_error, quiver_live_arrays};
-use quiver::{ArrowWriter, ErrorCode, QuiverError, Step, WriterOptions, WriterStream, parse_schema};
+use quiver::{parse_schema, ArrowWriter, ErrorCode, QuiverError, Step, WriterOptions, WriterStream};
 
 const EINVAL: i64 = libc::EINVAL as i64;
 const ENOSYS: i64 = libc::ENOSYS as i64;
@@ -73,7 +73,8 @@ fn expected_row(i: i64) -> Vec<String> {
     let fb: String = (0..4).map(|k| format!("{:02x}", (i as u8).wrapping_add(k))).collect();
     let d = if i % 6 == 5 { "null".into() } else { (i as i128 * 7 - 3).to_string() };
     let fl = format!("[{}, {}]", i as i16, -(i as i16));
-    let entries: Vec<String> = (0..(i % 2) + 1).map(|j| format!("{{{}, {}}}", q(&format!("k{j}")), i * 100 + j)).collect();
+    let entries: Vec<String> =
+        (0..(i % 2) + 1).map(|j| format!("{{{}, {}}}", q(&format!("k{j}")), i * 100 + j)).collect();
     let m = format!("[{}]", entries.join(", "));
     vec![(i * 10).to_string(), name, tags, pt, fb, d, fl, m, (i % 2 == 0).to_string()]
 }
@@ -151,7 +152,11 @@ unsafe fn dec(w: *mut QuiverWriter, node: u32, v: i128) -> c_int {
 unsafe fn c_columns(w: *mut QuiverWriter, i: i64, skip_last: bool) {
     unsafe {
         ok(quiver_append_i64(w, 0, i * 10), w);
-        if i % 3 == 2 { ok(quiver_append_null(w, 1), w) } else { ok(bytes(w, 1, format!("name{i}").as_bytes()), w) }
+        if i % 3 == 2 {
+            ok(quiver_append_null(w, 1), w)
+        } else {
+            ok(bytes(w, 1, format!("name{i}").as_bytes()), w)
+        }
         if i % 4 == 3 {
             ok(quiver_append_null(w, 2), w)
         } else {
@@ -171,7 +176,11 @@ unsafe fn c_columns(w: *mut QuiverWriter, i: i64, skip_last: bool) {
         }
         let fb: Vec<u8> = (0..4).map(|k| (i as u8).wrapping_add(k)).collect();
         ok(bytes(w, 7, &fb), w);
-        if i % 6 == 5 { ok(quiver_append_null(w, 8), w) } else { ok(dec(w, 8, i as i128 * 7 - 3), w) }
+        if i % 6 == 5 {
+            ok(quiver_append_null(w, 8), w)
+        } else {
+            ok(dec(w, 8, i as i128 * 7 - 3), w)
+        }
         ok(quiver_begin(w, 9), w);
         ok(quiver_append_i16(w, 10, i as i16), w);
         ok(quiver_append_i16(w, 10, -(i as i16)), w);
@@ -304,200 +313,915 @@ fn cases() -> Vec<Case> {
     unsafe {
         vec![
             // -- NULL for every pointer argument ------------------------------------
-            Case { class: "NULL schema", call: "quiver_writer_new", code: EINVAL, excerpt: &["schema is NULL"],
-                run: |_| { let mut o = null_mut(); t(quiver_writer_new(null(), null(), &mut o)) } },
-            Case { class: "NULL out", call: "quiver_writer_new", code: EINVAL, excerpt: &["out is NULL"],
-                run: |_| { let s = kitchen_ffi(); t(quiver_writer_new(&s, null(), null_mut())) } },
-            Case { class: "NULL text", call: "quiver_schema_parse", code: EINVAL, excerpt: &["text is NULL"],
-                run: |_| { let mut o = FFI_ArrowSchema::empty(); t(quiver_schema_parse(null(), &mut o)) } },
-            Case { class: "NULL out", call: "quiver_schema_parse", code: EINVAL, excerpt: &["out is NULL"],
-                run: |_| t(quiver_schema_parse(c"a: int32".as_ptr(), null_mut())) },
-            Case { class: "NULL schema", call: "quiver_stream_new", code: EINVAL, excerpt: &["schema is NULL"],
-                run: |_| { let mut o = FFI_ArrowArrayStream::empty(); t(quiver_stream_new(null(), null(), Some(fill_nothing), null_mut(), None, &mut o)) } },
-            Case { class: "NULL fill", call: "quiver_stream_new", code: EINVAL, excerpt: &["fill is NULL"],
-                run: |_| { let s = kitchen_ffi(); let mut o = FFI_ArrowArrayStream::empty(); t(quiver_stream_new(&s, null(), None, null_mut(), None, &mut o)) } },
-            Case { class: "NULL out", call: "quiver_stream_new", code: EINVAL, excerpt: &["out is NULL"],
-                run: |_| { let s = kitchen_ffi(); t(quiver_stream_new(&s, null(), Some(fill_nothing), null_mut(), None, null_mut())) } },
-            Case { class: "NULL w (returns -1)", call: "quiver_writer_rows", code: -1, excerpt: &["w is NULL"],
-                run: |_| (quiver_writer_rows(null()), terr()) },
-            Case { class: "NULL w (returns NULL)", call: "quiver_writer_last_error", code: 0, excerpt: &[],
-                run: |_| { assert!(quiver_writer_last_error(null()).is_null()); (0, String::new()) } },
-            Case { class: "NULL w (no-op)", call: "quiver_writer_free", code: 0, excerpt: &[],
-                run: |_| { quiver_writer_free(null_mut()); (0, String::new()) } },
-            Case { class: "NULL opts (no-op)", call: "quiver_options_default", code: 0, excerpt: &[],
-                run: |_| { quiver_options_default(null_mut()); (0, String::new()) } },
-            Case { class: "NULL w", call: "quiver_writer_set_error", code: EINVAL, excerpt: &["w is NULL"],
-                run: |_| t(quiver_writer_set_error(null_mut(), c"x".as_ptr())) },
-            Case { class: "NULL message", call: "quiver_writer_set_error", code: EINVAL, excerpt: &["message is NULL"],
-                run: |w| t(quiver_writer_set_error(w, null())) },
-            Case { class: "NULL w", call: "quiver_writer_stats", code: EINVAL, excerpt: &["w is NULL"],
-                run: |_| { let mut s = QuiverStats::default(); t(quiver_writer_stats(null(), &mut s)) } },
-            Case { class: "NULL out", call: "quiver_writer_stats", code: EINVAL, excerpt: &["out is NULL"],
-                run: |w| t(quiver_writer_stats(w, null_mut())) },
-            Case { class: "NULL w", call: "quiver_writer_export_schema", code: EINVAL, excerpt: &["w is NULL"],
-                run: |_| { let mut s = FFI_ArrowSchema::empty(); t(quiver_writer_export_schema(null(), &mut s)) } },
-            Case { class: "NULL out", call: "quiver_writer_export_schema", code: EINVAL, excerpt: &["out is NULL"],
-                run: |w| t(quiver_writer_export_schema(w, null_mut())) },
-            Case { class: "NULL w", call: "quiver_writer_finish", code: EINVAL, excerpt: &["w is NULL"],
-                run: |_| { let mut a = FFI_ArrowArray::empty(); t(quiver_writer_finish(null_mut(), &mut a)) } },
-            Case { class: "NULL out", call: "quiver_writer_finish", code: EINVAL, excerpt: &["out is NULL"],
-                run: |w| wr(w, quiver_writer_finish(w, null_mut())) },
-            Case { class: "NULL w", call: "quiver_append_null", code: EINVAL, excerpt: &["w is NULL"], run: |_| t(quiver_append_null(null_mut(), 0)) },
-            Case { class: "NULL w", call: "quiver_append_bool", code: EINVAL, excerpt: &["w is NULL"], run: |_| t(quiver_append_bool(null_mut(), 15, true)) },
-            Case { class: "NULL w", call: "quiver_append_i8", code: EINVAL, excerpt: &["w is NULL"], run: |_| t(quiver_append_i8(null_mut(), 0, 1)) },
-            Case { class: "NULL w", call: "quiver_append_i16", code: EINVAL, excerpt: &["w is NULL"], run: |_| t(quiver_append_i16(null_mut(), 0, 1)) },
-            Case { class: "NULL w", call: "quiver_append_i32", code: EINVAL, excerpt: &["w is NULL"], run: |_| t(quiver_append_i32(null_mut(), 0, 1)) },
-            Case { class: "NULL w", call: "quiver_append_i64", code: EINVAL, excerpt: &["w is NULL"], run: |_| t(quiver_append_i64(null_mut(), 0, 1)) },
-            Case { class: "NULL w", call: "quiver_append_u8", code: EINVAL, excerpt: &["w is NULL"], run: |_| t(quiver_append_u8(null_mut(), 0, 1)) },
-            Case { class: "NULL w", call: "quiver_append_u16", code: EINVAL, excerpt: &["w is NULL"], run: |_| t(quiver_append_u16(null_mut(), 0, 1)) },
-            Case { class: "NULL w", call: "quiver_append_u32", code: EINVAL, excerpt: &["w is NULL"], run: |_| t(quiver_append_u32(null_mut(), 0, 1)) },
-            Case { class: "NULL w", call: "quiver_append_u64", code: EINVAL, excerpt: &["w is NULL"], run: |_| t(quiver_append_u64(null_mut(), 0, 1)) },
-            Case { class: "NULL w", call: "quiver_append_f32", code: EINVAL, excerpt: &["w is NULL"], run: |_| t(quiver_append_f32(null_mut(), 0, 1.0)) },
-            Case { class: "NULL w", call: "quiver_append_f64", code: EINVAL, excerpt: &["w is NULL"], run: |_| t(quiver_append_f64(null_mut(), 0, 1.0)) },
-            Case { class: "NULL w", call: "quiver_append_bytes", code: EINVAL, excerpt: &["w is NULL"], run: |_| t(bytes(null_mut(), 1, b"x")) },
-            Case { class: "NULL w", call: "quiver_append_decimal", code: EINVAL, excerpt: &["w is NULL"], run: |_| t(dec(null_mut(), 8, 1)) },
-            Case { class: "NULL w", call: "quiver_begin", code: EINVAL, excerpt: &["w is NULL"], run: |_| t(quiver_begin(null_mut(), 2)) },
-            Case { class: "NULL w", call: "quiver_end", code: EINVAL, excerpt: &["w is NULL"], run: |_| t(quiver_end(null_mut(), 2)) },
-            Case { class: "NULL w", call: "quiver_end_row", code: EINVAL, excerpt: &["w is NULL"], run: |_| t(quiver_end_row(null_mut())) },
-            Case { class: "NULL w", call: "quiver_abort_row", code: EINVAL, excerpt: &["w is NULL"], run: |_| t(quiver_abort_row(null_mut())) },
-            Case { class: "NULL w", call: "quiver_write_column", code: EINVAL, excerpt: &["w is NULL"],
-                run: |_| { let v = [1i64]; t(quiver_write_column(null_mut(), 0, v.as_ptr().cast(), null(), 1)) } },
-            Case { class: "NULL w", call: "quiver_write_array", code: EINVAL, excerpt: &["w is NULL"],
-                run: |_| { let (a, s) = ffi_of(&(Arc::new(Int64Array::from(vec![1])) as ArrayRef)); t(quiver_write_array(null_mut(), 0, &a, &s)) } },
-            Case { class: "NULL data with len > 0", call: "quiver_append_bytes", code: EINVAL, excerpt: &["data is NULL with len 3"],
-                run: |w| wr(w, quiver_append_bytes(w, 1, null(), 3)) },
-            Case { class: "NULL le_bytes", call: "quiver_append_decimal", code: EINVAL, excerpt: &["le_bytes is NULL"],
-                run: |w| wr(w, quiver_append_decimal(w, 8, null(), 16)) },
-            Case { class: "NULL values with length > 0", call: "quiver_write_column", code: EINVAL, excerpt: &["data is NULL"],
-                run: |w| wr(w, quiver_write_column(w, 0, null(), null(), 2)) },
-            Case { class: "NULL array", call: "quiver_write_array", code: EINVAL, excerpt: &["array is NULL"],
-                run: |w| { let (_, s) = ffi_of(&(Arc::new(Int64Array::from(vec![1])) as ArrayRef)); wr(w, quiver_write_array(w, 0, null(), &s)) } },
-            Case { class: "NULL schema", call: "quiver_write_array", code: EINVAL, excerpt: &["schema is NULL"],
-                run: |w| { let (a, _) = ffi_of(&(Arc::new(Int64Array::from(vec![1])) as ArrayRef)); wr(w, quiver_write_array(w, 0, &a, null())) } },
+            Case {
+                class: "NULL schema",
+                call: "quiver_writer_new",
+                code: EINVAL,
+                excerpt: &["schema is NULL"],
+                run: |_| {
+                    let mut o = null_mut();
+                    t(quiver_writer_new(null(), null(), &mut o))
+                },
+            },
+            Case {
+                class: "NULL out",
+                call: "quiver_writer_new",
+                code: EINVAL,
+                excerpt: &["out is NULL"],
+                run: |_| {
+                    let s = kitchen_ffi();
+                    t(quiver_writer_new(&s, null(), null_mut()))
+                },
+            },
+            Case {
+                class: "NULL text",
+                call: "quiver_schema_parse",
+                code: EINVAL,
+                excerpt: &["text is NULL"],
+                run: |_| {
+                    let mut o = FFI_ArrowSchema::empty();
+                    t(quiver_schema_parse(null(), &mut o))
+                },
+            },
+            Case {
+                class: "NULL out",
+                call: "quiver_schema_parse",
+                code: EINVAL,
+                excerpt: &["out is NULL"],
+                run: |_| t(quiver_schema_parse(c"a: int32".as_ptr(), null_mut())),
+            },
+            Case {
+                class: "NULL schema",
+                call: "quiver_stream_new",
+                code: EINVAL,
+                excerpt: &["schema is NULL"],
+                run: |_| {
+                    let mut o = FFI_ArrowArrayStream::empty();
+                    t(quiver_stream_new(null(), null(), Some(fill_nothing), null_mut(), None, &mut o))
+                },
+            },
+            Case {
+                class: "NULL fill",
+                call: "quiver_stream_new",
+                code: EINVAL,
+                excerpt: &["fill is NULL"],
+                run: |_| {
+                    let s = kitchen_ffi();
+                    let mut o = FFI_ArrowArrayStream::empty();
+                    t(quiver_stream_new(&s, null(), None, null_mut(), None, &mut o))
+                },
+            },
+            Case {
+                class: "NULL out",
+                call: "quiver_stream_new",
+                code: EINVAL,
+                excerpt: &["out is NULL"],
+                run: |_| {
+                    let s = kitchen_ffi();
+                    t(quiver_stream_new(&s, null(), Some(fill_nothing), null_mut(), None, null_mut()))
+                },
+            },
+            Case {
+                class: "NULL w (returns -1)",
+                call: "quiver_writer_rows",
+                code: -1,
+                excerpt: &["w is NULL"],
+                run: |_| (quiver_writer_rows(null()), terr()),
+            },
+            Case {
+                class: "NULL w (returns NULL)",
+                call: "quiver_writer_last_error",
+                code: 0,
+                excerpt: &[],
+                run: |_| {
+                    assert!(quiver_writer_last_error(null()).is_null());
+                    (0, String::new())
+                },
+            },
+            Case {
+                class: "NULL w (no-op)",
+                call: "quiver_writer_free",
+                code: 0,
+                excerpt: &[],
+                run: |_| {
+                    quiver_writer_free(null_mut());
+                    (0, String::new())
+                },
+            },
+            Case {
+                class: "NULL opts (no-op)",
+                call: "quiver_options_default",
+                code: 0,
+                excerpt: &[],
+                run: |_| {
+                    quiver_options_default(null_mut());
+                    (0, String::new())
+                },
+            },
+            Case {
+                class: "NULL w",
+                call: "quiver_writer_set_error",
+                code: EINVAL,
+                excerpt: &["w is NULL"],
+                run: |_| t(quiver_writer_set_error(null_mut(), c"x".as_ptr())),
+            },
+            Case {
+                class: "NULL message",
+                call: "quiver_writer_set_error",
+                code: EINVAL,
+                excerpt: &["message is NULL"],
+                run: |w| t(quiver_writer_set_error(w, null())),
+            },
+            Case {
+                class: "NULL w",
+                call: "quiver_writer_stats",
+                code: EINVAL,
+                excerpt: &["w is NULL"],
+                run: |_| {
+                    let mut s = QuiverStats::default();
+                    t(quiver_writer_stats(null(), &mut s))
+                },
+            },
+            Case {
+                class: "NULL out",
+                call: "quiver_writer_stats",
+                code: EINVAL,
+                excerpt: &["out is NULL"],
+                run: |w| t(quiver_writer_stats(w, null_mut())),
+            },
+            Case {
+                class: "NULL w",
+                call: "quiver_writer_export_schema",
+                code: EINVAL,
+                excerpt: &["w is NULL"],
+                run: |_| {
+                    let mut s = FFI_ArrowSchema::empty();
+                    t(quiver_writer_export_schema(null(), &mut s))
+                },
+            },
+            Case {
+                class: "NULL out",
+                call: "quiver_writer_export_schema",
+                code: EINVAL,
+                excerpt: &["out is NULL"],
+                run: |w| t(quiver_writer_export_schema(w, null_mut())),
+            },
+            Case {
+                class: "NULL w",
+                call: "quiver_writer_finish",
+                code: EINVAL,
+                excerpt: &["w is NULL"],
+                run: |_| {
+                    let mut a = FFI_ArrowArray::empty();
+                    t(quiver_writer_finish(null_mut(), &mut a))
+                },
+            },
+            Case {
+                class: "NULL out",
+                call: "quiver_writer_finish",
+                code: EINVAL,
+                excerpt: &["out is NULL"],
+                run: |w| wr(w, quiver_writer_finish(w, null_mut())),
+            },
+            Case {
+                class: "NULL w",
+                call: "quiver_append_null",
+                code: EINVAL,
+                excerpt: &["w is NULL"],
+                run: |_| t(quiver_append_null(null_mut(), 0)),
+            },
+            Case {
+                class: "NULL w",
+                call: "quiver_append_bool",
+                code: EINVAL,
+                excerpt: &["w is NULL"],
+                run: |_| t(quiver_append_bool(null_mut(), 15, true)),
+            },
+            Case {
+                class: "NULL w",
+                call: "quiver_append_i8",
+                code: EINVAL,
+                excerpt: &["w is NULL"],
+                run: |_| t(quiver_append_i8(null_mut(), 0, 1)),
+            },
+            Case {
+                class: "NULL w",
+                call: "quiver_append_i16",
+                code: EINVAL,
+                excerpt: &["w is NULL"],
+                run: |_| t(quiver_append_i16(null_mut(), 0, 1)),
+            },
+            Case {
+                class: "NULL w",
+                call: "quiver_append_i32",
+                code: EINVAL,
+                excerpt: &["w is NULL"],
+                run: |_| t(quiver_append_i32(null_mut(), 0, 1)),
+            },
+            Case {
+                class: "NULL w",
+                call: "quiver_append_i64",
+                code: EINVAL,
+                excerpt: &["w is NULL"],
+                run: |_| t(quiver_append_i64(null_mut(), 0, 1)),
+            },
+            Case {
+                class: "NULL w",
+                call: "quiver_append_u8",
+                code: EINVAL,
+                excerpt: &["w is NULL"],
+                run: |_| t(quiver_append_u8(null_mut(), 0, 1)),
+            },
+            Case {
+                class: "NULL w",
+                call: "quiver_append_u16",
+                code: EINVAL,
+                excerpt: &["w is NULL"],
+                run: |_| t(quiver_append_u16(null_mut(), 0, 1)),
+            },
+            Case {
+                class: "NULL w",
+                call: "quiver_append_u32",
+                code: EINVAL,
+                excerpt: &["w is NULL"],
+                run: |_| t(quiver_append_u32(null_mut(), 0, 1)),
+            },
+            Case {
+                class: "NULL w",
+                call: "quiver_append_u64",
+                code: EINVAL,
+                excerpt: &["w is NULL"],
+                run: |_| t(quiver_append_u64(null_mut(), 0, 1)),
+            },
+            Case {
+                class: "NULL w",
+                call: "quiver_append_f32",
+                code: EINVAL,
+                excerpt: &["w is NULL"],
+                run: |_| t(quiver_append_f32(null_mut(), 0, 1.0)),
+            },
+            Case {
+                class: "NULL w",
+                call: "quiver_append_f64",
+                code: EINVAL,
+                excerpt: &["w is NULL"],
+                run: |_| t(quiver_append_f64(null_mut(), 0, 1.0)),
+            },
+            Case {
+                class: "NULL w",
+                call: "quiver_append_bytes",
+                code: EINVAL,
+                excerpt: &["w is NULL"],
+                run: |_| t(bytes(null_mut(), 1, b"x")),
+            },
+            Case {
+                class: "NULL w",
+                call: "quiver_append_decimal",
+                code: EINVAL,
+                excerpt: &["w is NULL"],
+                run: |_| t(dec(null_mut(), 8, 1)),
+            },
+            Case {
+                class: "NULL w",
+                call: "quiver_begin",
+                code: EINVAL,
+                excerpt: &["w is NULL"],
+                run: |_| t(quiver_begin(null_mut(), 2)),
+            },
+            Case {
+                class: "NULL w",
+                call: "quiver_end",
+                code: EINVAL,
+                excerpt: &["w is NULL"],
+                run: |_| t(quiver_end(null_mut(), 2)),
+            },
+            Case {
+                class: "NULL w",
+                call: "quiver_end_row",
+                code: EINVAL,
+                excerpt: &["w is NULL"],
+                run: |_| t(quiver_end_row(null_mut())),
+            },
+            Case {
+                class: "NULL w",
+                call: "quiver_abort_row",
+                code: EINVAL,
+                excerpt: &["w is NULL"],
+                run: |_| t(quiver_abort_row(null_mut())),
+            },
+            Case {
+                class: "NULL w",
+                call: "quiver_write_column",
+                code: EINVAL,
+                excerpt: &["w is NULL"],
+                run: |_| {
+                    let v = [1i64];
+                    t(quiver_write_column(null_mut(), 0, v.as_ptr().cast(), null(), 1))
+                },
+            },
+            Case {
+                class: "NULL w",
+                call: "quiver_write_array",
+                code: EINVAL,
+                excerpt: &["w is NULL"],
+                run: |_| {
+                    let (a, s) = ffi_of(&(Arc::new(Int64Array::from(vec![1])) as ArrayRef));
+                    t(quiver_write_array(null_mut(), 0, &a, &s))
+                },
+            },
+            Case {
+                class: "NULL data with len > 0",
+                call: "quiver_append_bytes",
+                code: EINVAL,
+                excerpt: &["data is NULL with len 3"],
+                run: |w| wr(w, quiver_append_bytes(w, 1, null(), 3)),
+            },
+            Case {
+                class: "NULL le_bytes",
+                call: "quiver_append_decimal",
+                code: EINVAL,
+                excerpt: &["le_bytes is NULL"],
+                run: |w| wr(w, quiver_append_decimal(w, 8, null(), 16)),
+            },
+            Case {
+                class: "NULL values with length > 0",
+                call: "quiver_write_column",
+                code: EINVAL,
+                excerpt: &["data is NULL"],
+                run: |w| wr(w, quiver_write_column(w, 0, null(), null(), 2)),
+            },
+            Case {
+                class: "NULL array",
+                call: "quiver_write_array",
+                code: EINVAL,
+                excerpt: &["array is NULL"],
+                run: |w| {
+                    let (_, s) = ffi_of(&(Arc::new(Int64Array::from(vec![1])) as ArrayRef));
+                    wr(w, quiver_write_array(w, 0, null(), &s))
+                },
+            },
+            Case {
+                class: "NULL schema",
+                call: "quiver_write_array",
+                code: EINVAL,
+                excerpt: &["schema is NULL"],
+                run: |w| {
+                    let (a, _) = ffi_of(&(Arc::new(Int64Array::from(vec![1])) as ArrayRef));
+                    wr(w, quiver_write_array(w, 0, &a, null()))
+                },
+            },
             // -- nodes and positions ---------------------------------------------------
-            Case { class: "unknown node", call: "quiver_append_i64", code: EINVAL, excerpt: &["unknown node 99", "16 nodes"],
-                run: |w| wr(w, quiver_append_i64(w, 99, 1)) },
-            Case { class: "unknown node", call: "quiver_end", code: EINVAL, excerpt: &["unknown node 16"],
-                run: |w| wr(w, quiver_end(w, 16)) },
-            Case { class: "append of the wrong type", call: "quiver_append_i32", code: EINVAL, excerpt: &["node 0 'id'", "wrong type", "append_i64"],
-                run: |w| wr(w, quiver_append_i32(w, 0, 1)) },
-            Case { class: "append of the wrong type (bytes to a number)", call: "quiver_append_bytes", code: EINVAL, excerpt: &["node 8 'd'", "wrong type"],
-                run: |w| wr(w, bytes(w, 8, b"12")) },
-            Case { class: "plain append to a nested node", call: "quiver_append_i64", code: EINVAL, excerpt: &["node 11 'm'", "begin/end"],
-                run: |w| wr(w, quiver_append_i64(w, 11, 1)) },
-            Case { class: "append to a struct child without begin", call: "quiver_append_f64", code: EINVAL, excerpt: &["node 5 'pt.x'", "node 4 'pt'", "not open"],
-                run: |w| wr(w, quiver_append_f64(w, 5, 1.0)) },
-            Case { class: "append to a list child without begin", call: "quiver_append_bytes", code: EINVAL, excerpt: &["node 3 'tags.item'", "node 2 'tags'", "not open"],
-                run: |w| wr(w, bytes(w, 3, b"x")) },
-            Case { class: "append to a child of another open node", call: "quiver_append_bytes", code: EINVAL, excerpt: &["node 3 'tags.item'", "innermost open node is node 4"],
-                run: |w| { ok(quiver_begin(w, 4), w); wr(w, bytes(w, 3, b"x")) } },
-            Case { class: "top-level append while a nested value is open", call: "quiver_append_i64", code: EINVAL, excerpt: &["node 0 'id'", "node 2 'tags'", "still open"],
-                run: |w| { ok(quiver_begin(w, 2), w); wr(w, quiver_append_i64(w, 0, 1)) } },
-            Case { class: "second value for a column in one row", call: "quiver_append_i64", code: EINVAL, excerpt: &["node 0 'id'", "already has a value in row 2"],
-                run: |w| { ok(quiver_append_i64(w, 0, 1), w); wr(w, quiver_append_i64(w, 0, 2)) } },
-            Case { class: "second value for a struct child", call: "quiver_append_f64", code: EINVAL, excerpt: &["node 5 'pt.x'", "already has a value", "node 4 'pt'"],
-                run: |w| { ok(quiver_begin(w, 4), w); ok(quiver_append_f64(w, 5, 1.0), w); wr(w, quiver_append_f64(w, 5, 2.0)) } },
-            Case { class: "too many fixed-size list values", call: "quiver_append_i16", code: EINVAL, excerpt: &["node 10 'fl.item'", "already has its 2 values"],
-                run: |w| { ok(quiver_begin(w, 9), w); ok(quiver_append_i16(w, 10, 1), w); ok(quiver_append_i16(w, 10, 2), w); wr(w, quiver_append_i16(w, 10, 3)) } },
-            Case { class: "null into a non-nullable column", call: "quiver_append_null", code: EINVAL, excerpt: &["node 0 'id'", "not nullable"],
-                run: |w| wr(w, quiver_append_null(w, 0)) },
-            Case { class: "null into a non-nullable struct child", call: "quiver_append_null", code: EINVAL, excerpt: &["node 6 'pt.y'", "not nullable"],
-                run: |w| { ok(quiver_begin(w, 4), w); wr(w, quiver_append_null(w, 6)) } },
-            Case { class: "null map key", call: "quiver_append_null", code: EINVAL, excerpt: &["node 13 'm.entries.key'", "not nullable"],
-                run: |w| { ok(quiver_begin(w, 11), w); ok(quiver_begin(w, 12), w); wr(w, quiver_append_null(w, 13)) } },
-            Case { class: "begin on a non-nested node", call: "quiver_begin", code: EINVAL, excerpt: &["node 0 'id'", "is not a list, struct"],
-                run: |w| wr(w, quiver_begin(w, 0)) },
-            Case { class: "end without begin", call: "quiver_end", code: EINVAL, excerpt: &["node 2 'tags'", "was not begun"],
-                run: |w| wr(w, quiver_end(w, 2)) },
-            Case { class: "end of a node that is not the innermost open one", call: "quiver_end", code: EINVAL, excerpt: &["node 11 'm'", "not the innermost open node", "node 12"],
-                run: |w| { ok(quiver_begin(w, 11), w); ok(quiver_begin(w, 12), w); wr(w, quiver_end(w, 11)) } },
-            Case { class: "end of a struct with a missing child", call: "quiver_end", code: EINVAL, excerpt: &["struct node 4 'pt'", "no value for child node 6 'pt.y'"],
-                run: |w| { ok(quiver_begin(w, 4), w); ok(quiver_append_f64(w, 5, 1.0), w); wr(w, quiver_end(w, 4)) } },
-            Case { class: "end of a fixed-size list with too few values", call: "quiver_end", code: EINVAL, excerpt: &["fixed-size list node 9 'fl'", "needs 2 values, got 1"],
-                run: |w| { ok(quiver_begin(w, 9), w); ok(quiver_append_i16(w, 10, 1), w); wr(w, quiver_end(w, 9)) } },
-            Case { class: "end_row with a missing column", call: "quiver_end_row", code: EINVAL, excerpt: &["row 2", "no value for node 15 'flag'"],
-                run: |w| { c_columns(w, 2, true); wr(w, quiver_end_row(w)) } },
-            Case { class: "end_row with an open nested value", call: "quiver_end_row", code: EINVAL, excerpt: &["node 2 'tags'", "still open"],
-                run: |w| { ok(quiver_begin(w, 2), w); wr(w, quiver_end_row(w)) } },
-            Case { class: "finish with an incomplete row", call: "quiver_writer_finish", code: EINVAL, excerpt: &["row 2 is incomplete", "node 0 'id'"],
-                run: |w| { ok(quiver_append_i64(w, 0, 5), w); let mut a = FFI_ArrowArray::empty(); let r = wr(w, quiver_writer_finish(w, &mut a)); assert!(a.is_released()); r } },
-            Case { class: "finish with an open nested value", call: "quiver_writer_finish", code: EINVAL, excerpt: &["incomplete", "node 4 'pt'", "still open"],
-                run: |w| { ok(quiver_begin(w, 4), w); let mut a = FFI_ArrowArray::empty(); wr(w, quiver_writer_finish(w, &mut a)) } },
+            Case {
+                class: "unknown node",
+                call: "quiver_append_i64",
+                code: EINVAL,
+                excerpt: &["unknown node 99", "16 nodes"],
+                run: |w| wr(w, quiver_append_i64(w, 99, 1)),
+            },
+            Case {
+                class: "unknown node",
+                call: "quiver_end",
+                code: EINVAL,
+                excerpt: &["unknown node 16"],
+                run: |w| wr(w, quiver_end(w, 16)),
+            },
+            Case {
+                class: "append of the wrong type",
+                call: "quiver_append_i32",
+                code: EINVAL,
+                excerpt: &["node 0 'id'", "wrong type", "append_i64"],
+                run: |w| wr(w, quiver_append_i32(w, 0, 1)),
+            },
+            Case {
+                class: "append of the wrong type (bytes to a number)",
+                call: "quiver_append_bytes",
+                code: EINVAL,
+                excerpt: &["node 8 'd'", "wrong type"],
+                run: |w| wr(w, bytes(w, 8, b"12")),
+            },
+            Case {
+                class: "plain append to a nested node",
+                call: "quiver_append_i64",
+                code: EINVAL,
+                excerpt: &["node 11 'm'", "begin/end"],
+                run: |w| wr(w, quiver_append_i64(w, 11, 1)),
+            },
+            Case {
+                class: "append to a struct child without begin",
+                call: "quiver_append_f64",
+                code: EINVAL,
+                excerpt: &["node 5 'pt.x'", "node 4 'pt'", "not open"],
+                run: |w| wr(w, quiver_append_f64(w, 5, 1.0)),
+            },
+            Case {
+                class: "append to a list child without begin",
+                call: "quiver_append_bytes",
+                code: EINVAL,
+                excerpt: &["node 3 'tags.item'", "node 2 'tags'", "not open"],
+                run: |w| wr(w, bytes(w, 3, b"x")),
+            },
+            Case {
+                class: "append to a child of another open node",
+                call: "quiver_append_bytes",
+                code: EINVAL,
+                excerpt: &["node 3 'tags.item'", "innermost open node is node 4"],
+                run: |w| {
+                    ok(quiver_begin(w, 4), w);
+                    wr(w, bytes(w, 3, b"x"))
+                },
+            },
+            Case {
+                class: "top-level append while a nested value is open",
+                call: "quiver_append_i64",
+                code: EINVAL,
+                excerpt: &["node 0 'id'", "node 2 'tags'", "still open"],
+                run: |w| {
+                    ok(quiver_begin(w, 2), w);
+                    wr(w, quiver_append_i64(w, 0, 1))
+                },
+            },
+            Case {
+                class: "second value for a column in one row",
+                call: "quiver_append_i64",
+                code: EINVAL,
+                excerpt: &["node 0 'id'", "already has a value in row 2"],
+                run: |w| {
+                    ok(quiver_append_i64(w, 0, 1), w);
+                    wr(w, quiver_append_i64(w, 0, 2))
+                },
+            },
+            Case {
+                class: "second value for a struct child",
+                call: "quiver_append_f64",
+                code: EINVAL,
+                excerpt: &["node 5 'pt.x'", "already has a value", "node 4 'pt'"],
+                run: |w| {
+                    ok(quiver_begin(w, 4), w);
+                    ok(quiver_append_f64(w, 5, 1.0), w);
+                    wr(w, quiver_append_f64(w, 5, 2.0))
+                },
+            },
+            Case {
+                class: "too many fixed-size list values",
+                call: "quiver_append_i16",
+                code: EINVAL,
+                excerpt: &["node 10 'fl.item'", "already has its 2 values"],
+                run: |w| {
+                    ok(quiver_begin(w, 9), w);
+                    ok(quiver_append_i16(w, 10, 1), w);
+                    ok(quiver_append_i16(w, 10, 2), w);
+                    wr(w, quiver_append_i16(w, 10, 3))
+                },
+            },
+            Case {
+                class: "null into a non-nullable column",
+                call: "quiver_append_null",
+                code: EINVAL,
+                excerpt: &["node 0 'id'", "not nullable"],
+                run: |w| wr(w, quiver_append_null(w, 0)),
+            },
+            Case {
+                class: "null into a non-nullable struct child",
+                call: "quiver_append_null",
+                code: EINVAL,
+                excerpt: &["node 6 'pt.y'", "not nullable"],
+                run: |w| {
+                    ok(quiver_begin(w, 4), w);
+                    wr(w, quiver_append_null(w, 6))
+                },
+            },
+            Case {
+                class: "null map key",
+                call: "quiver_append_null",
+                code: EINVAL,
+                excerpt: &["node 13 'm.entries.key'", "not nullable"],
+                run: |w| {
+                    ok(quiver_begin(w, 11), w);
+                    ok(quiver_begin(w, 12), w);
+                    wr(w, quiver_append_null(w, 13))
+                },
+            },
+            Case {
+                class: "begin on a non-nested node",
+                call: "quiver_begin",
+                code: EINVAL,
+                excerpt: &["node 0 'id'", "is not a list, struct"],
+                run: |w| wr(w, quiver_begin(w, 0)),
+            },
+            Case {
+                class: "end without begin",
+                call: "quiver_end",
+                code: EINVAL,
+                excerpt: &["node 2 'tags'", "was not begun"],
+                run: |w| wr(w, quiver_end(w, 2)),
+            },
+            Case {
+                class: "end of a node that is not the innermost open one",
+                call: "quiver_end",
+                code: EINVAL,
+                excerpt: &["node 11 'm'", "not the innermost open node", "node 12"],
+                run: |w| {
+                    ok(quiver_begin(w, 11), w);
+                    ok(quiver_begin(w, 12), w);
+                    wr(w, quiver_end(w, 11))
+                },
+            },
+            Case {
+                class: "end of a struct with a missing child",
+                call: "quiver_end",
+                code: EINVAL,
+                excerpt: &["struct node 4 'pt'", "no value for child node 6 'pt.y'"],
+                run: |w| {
+                    ok(quiver_begin(w, 4), w);
+                    ok(quiver_append_f64(w, 5, 1.0), w);
+                    wr(w, quiver_end(w, 4))
+                },
+            },
+            Case {
+                class: "end of a fixed-size list with too few values",
+                call: "quiver_end",
+                code: EINVAL,
+                excerpt: &["fixed-size list node 9 'fl'", "needs 2 values, got 1"],
+                run: |w| {
+                    ok(quiver_begin(w, 9), w);
+                    ok(quiver_append_i16(w, 10, 1), w);
+                    wr(w, quiver_end(w, 9))
+                },
+            },
+            Case {
+                class: "end_row with a missing column",
+                call: "quiver_end_row",
+                code: EINVAL,
+                excerpt: &["row 2", "no value for node 15 'flag'"],
+                run: |w| {
+                    c_columns(w, 2, true);
+                    wr(w, quiver_end_row(w))
+                },
+            },
+            Case {
+                class: "end_row with an open nested value",
+                call: "quiver_end_row",
+                code: EINVAL,
+                excerpt: &["node 2 'tags'", "still open"],
+                run: |w| {
+                    ok(quiver_begin(w, 2), w);
+                    wr(w, quiver_end_row(w))
+                },
+            },
+            Case {
+                class: "finish with an incomplete row",
+                call: "quiver_writer_finish",
+                code: EINVAL,
+                excerpt: &["row 2 is incomplete", "node 0 'id'"],
+                run: |w| {
+                    ok(quiver_append_i64(w, 0, 5), w);
+                    let mut a = FFI_ArrowArray::empty();
+                    let r = wr(w, quiver_writer_finish(w, &mut a));
+                    assert!(a.is_released());
+                    r
+                },
+            },
+            Case {
+                class: "finish with an open nested value",
+                call: "quiver_writer_finish",
+                code: EINVAL,
+                excerpt: &["incomplete", "node 4 'pt'", "still open"],
+                run: |w| {
+                    ok(quiver_begin(w, 4), w);
+                    let mut a = FFI_ArrowArray::empty();
+                    wr(w, quiver_writer_finish(w, &mut a))
+                },
+            },
             // -- values ------------------------------------------------------------------
-            Case { class: "invalid UTF-8", call: "quiver_append_bytes", code: EINVAL, excerpt: &["node 1 'name'", "invalid UTF-8 at byte 2"],
-                run: |w| wr(w, bytes(w, 1, b"ab\xff\xfe")) },
-            Case { class: "invalid UTF-8 in a list item", call: "quiver_append_bytes", code: EINVAL, excerpt: &["node 3 'tags.item'", "invalid UTF-8 at byte 0"],
-                run: |w| { ok(quiver_begin(w, 2), w); wr(w, bytes(w, 3, b"\xc3")) } },
-            Case { class: "fixed-size binary of the wrong length", call: "quiver_append_bytes", code: EINVAL, excerpt: &["node 7 'fb'", "exactly 4 bytes, got 3"],
-                run: |w| wr(w, bytes(w, 7, b"abc")) },
-            Case { class: "decimal over its precision", call: "quiver_append_decimal", code: ERANGE, excerpt: &["node 8 'd'", "100000", "precision 5"],
-                run: |w| wr(w, dec(w, 8, 100_000)) },
-            Case { class: "negative decimal over its precision", call: "quiver_append_decimal", code: ERANGE, excerpt: &["node 8 'd'", "-100000", "precision 5"],
-                run: |w| wr(w, dec(w, 8, -100_000)) },
-            Case { class: "decimal over its precision (unscaled i64)", call: "quiver_append_i64", code: ERANGE, excerpt: &["node 8 'd'", "precision 5"],
-                run: |w| wr(w, quiver_append_i64(w, 8, 123_456)) },
-            Case { class: "decimal of more than 32 bytes", call: "quiver_append_decimal", code: EINVAL, excerpt: &["node 8 'd'", "1 to 32", "got 33"],
-                run: |w| { let b = [0u8; 33]; wr(w, quiver_append_decimal(w, 8, b.as_ptr(), 33)) } },
-            Case { class: "decimal of zero bytes", call: "quiver_append_decimal", code: EINVAL, excerpt: &["node 8 'd'", "got 0"],
-                run: |w| { let b = [0u8; 1]; wr(w, quiver_append_decimal(w, 8, b.as_ptr(), 0)) } },
+            Case {
+                class: "invalid UTF-8",
+                call: "quiver_append_bytes",
+                code: EINVAL,
+                excerpt: &["node 1 'name'", "invalid UTF-8 at byte 2"],
+                run: |w| wr(w, bytes(w, 1, b"ab\xff\xfe")),
+            },
+            Case {
+                class: "invalid UTF-8 in a list item",
+                call: "quiver_append_bytes",
+                code: EINVAL,
+                excerpt: &["node 3 'tags.item'", "invalid UTF-8 at byte 0"],
+                run: |w| {
+                    ok(quiver_begin(w, 2), w);
+                    wr(w, bytes(w, 3, b"\xc3"))
+                },
+            },
+            Case {
+                class: "fixed-size binary of the wrong length",
+                call: "quiver_append_bytes",
+                code: EINVAL,
+                excerpt: &["node 7 'fb'", "exactly 4 bytes, got 3"],
+                run: |w| wr(w, bytes(w, 7, b"abc")),
+            },
+            Case {
+                class: "decimal over its precision",
+                call: "quiver_append_decimal",
+                code: ERANGE,
+                excerpt: &["node 8 'd'", "100000", "precision 5"],
+                run: |w| wr(w, dec(w, 8, 100_000)),
+            },
+            Case {
+                class: "negative decimal over its precision",
+                call: "quiver_append_decimal",
+                code: ERANGE,
+                excerpt: &["node 8 'd'", "-100000", "precision 5"],
+                run: |w| wr(w, dec(w, 8, -100_000)),
+            },
+            Case {
+                class: "decimal over its precision (unscaled i64)",
+                call: "quiver_append_i64",
+                code: ERANGE,
+                excerpt: &["node 8 'd'", "precision 5"],
+                run: |w| wr(w, quiver_append_i64(w, 8, 123_456)),
+            },
+            Case {
+                class: "decimal of more than 32 bytes",
+                call: "quiver_append_decimal",
+                code: EINVAL,
+                excerpt: &["node 8 'd'", "1 to 32", "got 33"],
+                run: |w| {
+                    let b = [0u8; 33];
+                    wr(w, quiver_append_decimal(w, 8, b.as_ptr(), 33))
+                },
+            },
+            Case {
+                class: "decimal of zero bytes",
+                call: "quiver_append_decimal",
+                code: EINVAL,
+                excerpt: &["node 8 'd'", "got 0"],
+                run: |w| {
+                    let b = [0u8; 1];
+                    wr(w, quiver_append_decimal(w, 8, b.as_ptr(), 0))
+                },
+            },
             // -- schemas -------------------------------------------------------------------
-            Case { class: "malformed ArrowSchema: bad format string", call: "quiver_writer_new", code: EINVAL, excerpt: &["malformed ArrowSchema", "zz"],
-                run: |_| new_from_raw(raw_schema(Some("+s"), 1, Some(vec![raw_schema(Some("zz"), 0, None)]))) },
-            Case { class: "malformed ArrowSchema: NULL format", call: "quiver_writer_new", code: EINVAL, excerpt: &["schema.children[0]", "format is NULL"],
-                run: |_| new_from_raw(raw_schema(Some("+s"), 1, Some(vec![raw_schema(None, 0, None)]))) },
-            Case { class: "malformed ArrowSchema: n_children > 0, children NULL", call: "quiver_writer_new", code: EINVAL, excerpt: &["n_children is 2 but children is NULL"],
-                run: |_| new_from_raw(raw_schema(Some("+s"), 2, None)) },
-            Case { class: "malformed ArrowSchema: a NULL child", call: "quiver_writer_new", code: EINVAL, excerpt: &["children[1] is NULL"],
-                run: |_| new_from_raw(raw_schema(Some("+s"), 2, Some(vec![raw_schema(Some("i"), 0, None), null_mut()]))) },
-            Case { class: "malformed ArrowSchema: negative n_children", call: "quiver_writer_new", code: EINVAL, excerpt: &["n_children is -1"],
-                run: |_| new_from_raw(raw_schema(Some("+s"), -1, None)) },
-            Case { class: "malformed ArrowSchema: released", call: "quiver_writer_new", code: EINVAL, excerpt: &["released"],
-                run: |_| { let s = raw_schema(Some("+s"), 0, None); (*s).release = None; new_from_raw(s) } },
-            Case { class: "malformed ArrowSchema: a released child", call: "quiver_writer_new", code: EINVAL, excerpt: &["schema.children[0]", "released"],
-                run: |_| { let c = raw_schema(Some("i"), 0, None); (*c).release = None; new_from_raw(raw_schema(Some("+s"), 1, Some(vec![c]))) } },
-            Case { class: "unsupported type (run-end encoded, int8 run ends)", call: "quiver_writer_new", code: ENOSYS, excerpt: &["field 'c'", "not supported"],
-                run: |_| new_from_raw(raw_schema(Some("+s"), 1, Some(vec![raw_schema(Some("+r"), 2, Some(vec![raw_schema(Some("c"), 0, None), raw_schema(Some("i"), 0, None)]))]))) },
-            Case { class: "bad option: batch_rows 0", call: "quiver_writer_new", code: EINVAL, excerpt: &["batch_rows must be between 1 and 2147483647, got 0"],
-                run: |_| { let s = kitchen_ffi(); let o = options(0); let mut out = null_mut(); t(quiver_writer_new(&s, &o, &mut out)) } },
-            Case { class: "bad option: batch_rows 2^31", call: "quiver_writer_new", code: EINVAL, excerpt: &["batch_rows must be between 1 and 2147483647, got 2147483648"],
-                run: |_| { let s = kitchen_ffi(); let o = options(1 << 31); let mut out = null_mut(); t(quiver_writer_new(&s, &o, &mut out)) } },
-            Case { class: "malformed ArrowSchema: a list without its child", call: "quiver_writer_new", code: EINVAL, excerpt: &["schema.children[0]", "format \"+l\" takes 1 children"],
-                run: |_| new_from_raw(raw_schema(Some("+s"), 1, Some(vec![raw_schema(Some("+l"), 0, None)]))) },
-            Case { class: "malformed ArrowSchema: an int32 with a child", call: "quiver_writer_new", code: EINVAL, excerpt: &["schema.children[0]", "format \"i\" takes 0 children"],
-                run: |_| new_from_raw(raw_schema(Some("+s"), 1, Some(vec![raw_schema(Some("i"), 1, Some(vec![raw_schema(Some("i"), 0, None)]))]))) },
-            Case { class: "bad option: retain -1", call: "quiver_writer_new", code: EINVAL, excerpt: &["retain must be >= 0, got -1"],
-                run: |_| { let s = kitchen_ffi(); let mut o = options(8); o.retain = -1; let mut out = null_mut(); t(quiver_writer_new(&s, &o, &mut out)) } },
-            Case { class: "schema text: unknown type", call: "quiver_schema_parse", code: EINVAL, excerpt: &["at position 16", "expected a type name", "ut8"],
-                run: |_| parse(b"id: int64, name: ut8") },
-            Case { class: "schema text: missing '>'", call: "quiver_schema_parse", code: EINVAL, excerpt: &["at position 15", "'>'", "the end"],
-                run: |_| parse(b"tags: list<utf8") },
-            Case { class: "schema text: missing ':'", call: "quiver_schema_parse", code: EINVAL, excerpt: &["at position 3", "':'"],
-                run: |_| parse(b"id int64") },
-            Case { class: "schema text: two commas", call: "quiver_schema_parse", code: EINVAL, excerpt: &["at position 10", "a field name"],
-                run: |_| parse(b"id: int64,, b: int8") },
-            Case { class: "schema text: empty", call: "quiver_schema_parse", code: EINVAL, excerpt: &["at position 2", "a field"],
-                run: |_| parse(b"  ") },
-            Case { class: "schema text: bad decimal precision", call: "quiver_schema_parse", code: EINVAL, excerpt: &["precision 1..=38"],
-                run: |_| parse(b"d: decimal128(40, 2)") },
-            Case { class: "schema text: not UTF-8", call: "quiver_schema_parse", code: EINVAL, excerpt: &["not UTF-8"],
-                run: |_| parse(b"a\xff: int8") },
+            Case {
+                class: "malformed ArrowSchema: bad format string",
+                call: "quiver_writer_new",
+                code: EINVAL,
+                excerpt: &["malformed ArrowSchema", "zz"],
+                run: |_| new_from_raw(raw_schema(Some("+s"), 1, Some(vec![raw_schema(Some("zz"), 0, None)]))),
+            },
+            Case {
+                class: "malformed ArrowSchema: NULL format",
+                call: "quiver_writer_new",
+                code: EINVAL,
+                excerpt: &["schema.children[0]", "format is NULL"],
+                run: |_| new_from_raw(raw_schema(Some("+s"), 1, Some(vec![raw_schema(None, 0, None)]))),
+            },
+            Case {
+                class: "malformed ArrowSchema: n_children > 0, children NULL",
+                call: "quiver_writer_new",
+                code: EINVAL,
+                excerpt: &["n_children is 2 but children is NULL"],
+                run: |_| new_from_raw(raw_schema(Some("+s"), 2, None)),
+            },
+            Case {
+                class: "malformed ArrowSchema: a NULL child",
+                call: "quiver_writer_new",
+                code: EINVAL,
+                excerpt: &["children[1] is NULL"],
+                run: |_| {
+                    new_from_raw(raw_schema(Some("+s"), 2, Some(vec![raw_schema(Some("i"), 0, None), null_mut()])))
+                },
+            },
+            Case {
+                class: "malformed ArrowSchema: negative n_children",
+                call: "quiver_writer_new",
+                code: EINVAL,
+                excerpt: &["n_children is -1"],
+                run: |_| new_from_raw(raw_schema(Some("+s"), -1, None)),
+            },
+            Case {
+                class: "malformed ArrowSchema: released",
+                call: "quiver_writer_new",
+                code: EINVAL,
+                excerpt: &["released"],
+                run: |_| {
+                    let s = raw_schema(Some("+s"), 0, None);
+                    (*s).release = None;
+                    new_from_raw(s)
+                },
+            },
+            Case {
+                class: "malformed ArrowSchema: a released child",
+                call: "quiver_writer_new",
+                code: EINVAL,
+                excerpt: &["schema.children[0]", "released"],
+                run: |_| {
+                    let c = raw_schema(Some("i"), 0, None);
+                    (*c).release = None;
+                    new_from_raw(raw_schema(Some("+s"), 1, Some(vec![c])))
+                },
+            },
+            Case {
+                class: "unsupported type (run-end encoded, int8 run ends)",
+                call: "quiver_writer_new",
+                code: ENOSYS,
+                excerpt: &["field 'c'", "not supported"],
+                run: |_| {
+                    new_from_raw(raw_schema(
+                        Some("+s"),
+                        1,
+                        Some(vec![raw_schema(
+                            Some("+r"),
+                            2,
+                            Some(vec![raw_schema(Some("c"), 0, None), raw_schema(Some("i"), 0, None)]),
+                        )]),
+                    ))
+                },
+            },
+            Case {
+                class: "bad option: batch_rows 0",
+                call: "quiver_writer_new",
+                code: EINVAL,
+                excerpt: &["batch_rows must be between 1 and 2147483647, got 0"],
+                run: |_| {
+                    let s = kitchen_ffi();
+                    let o = options(0);
+                    let mut out = null_mut();
+                    t(quiver_writer_new(&s, &o, &mut out))
+                },
+            },
+            Case {
+                class: "bad option: batch_rows 2^31",
+                call: "quiver_writer_new",
+                code: EINVAL,
+                excerpt: &["batch_rows must be between 1 and 2147483647, got 2147483648"],
+                run: |_| {
+                    let s = kitchen_ffi();
+                    let o = options(1 << 31);
+                    let mut out = null_mut();
+                    t(quiver_writer_new(&s, &o, &mut out))
+                },
+            },
+            Case {
+                class: "malformed ArrowSchema: a list without its child",
+                call: "quiver_writer_new",
+                code: EINVAL,
+                excerpt: &["schema.children[0]", "format \"+l\" takes 1 children"],
+                run: |_| new_from_raw(raw_schema(Some("+s"), 1, Some(vec![raw_schema(Some("+l"), 0, None)]))),
+            },
+            Case {
+                class: "malformed ArrowSchema: an int32 with a child",
+                call: "quiver_writer_new",
+                code: EINVAL,
+                excerpt: &["schema.children[0]", "format \"i\" takes 0 children"],
+                run: |_| {
+                    new_from_raw(raw_schema(
+                        Some("+s"),
+                        1,
+                        Some(vec![raw_schema(Some("i"), 1, Some(vec![raw_schema(Some("i"), 0, None)]))]),
+                    ))
+                },
+            },
+            Case {
+                class: "bad option: retain -1",
+                call: "quiver_writer_new",
+                code: EINVAL,
+                excerpt: &["retain must be >= 0, got -1"],
+                run: |_| {
+                    let s = kitchen_ffi();
+                    let mut o = options(8);
+                    o.retain = -1;
+                    let mut out = null_mut();
+                    t(quiver_writer_new(&s, &o, &mut out))
+                },
+            },
+            Case {
+                class: "schema text: unknown type",
+                call: "quiver_schema_parse",
+                code: EINVAL,
+                excerpt: &["at position 16", "expected a type name", "ut8"],
+                run: |_| parse(b"id: int64, name: ut8"),
+            },
+            Case {
+                class: "schema text: missing '>'",
+                call: "quiver_schema_parse",
+                code: EINVAL,
+                excerpt: &["at position 15", "'>'", "the end"],
+                run: |_| parse(b"tags: list<utf8"),
+            },
+            Case {
+                class: "schema text: missing ':'",
+                call: "quiver_schema_parse",
+                code: EINVAL,
+                excerpt: &["at position 3", "':'"],
+                run: |_| parse(b"id int64"),
+            },
+            Case {
+                class: "schema text: two commas",
+                call: "quiver_schema_parse",
+                code: EINVAL,
+                excerpt: &["at position 10", "a field name"],
+                run: |_| parse(b"id: int64,, b: int8"),
+            },
+            Case {
+                class: "schema text: empty",
+                call: "quiver_schema_parse",
+                code: EINVAL,
+                excerpt: &["at position 2", "a field"],
+                run: |_| parse(b"  "),
+            },
+            Case {
+                class: "schema text: bad decimal precision",
+                call: "quiver_schema_parse",
+                code: EINVAL,
+                excerpt: &["precision 1..=38"],
+                run: |_| parse(b"d: decimal128(40, 2)"),
+            },
+            Case {
+                class: "schema text: not UTF-8",
+                call: "quiver_schema_parse",
+                code: EINVAL,
+                excerpt: &["not UTF-8"],
+                run: |_| parse(b"a\xff: int8"),
+            },
             // -- column path -----------------------------------------------------------------
-            Case { class: "write_array of a mismatched type", call: "quiver_write_array", code: EINVAL, excerpt: &["node 0 'id' (Int64)", "array of type Int32"],
-                run: |w| { let (a, s) = ffi_of(&(Arc::new(Int32Array::from(vec![1, 2])) as ArrayRef)); wr(w, quiver_write_array(w, 0, &a, &s)) } },
-            Case { class: "write_array of a released array", call: "quiver_write_array", code: EINVAL, excerpt: &["malformed ArrowArray", "released"],
-                run: |w| { let (_, s) = ffi_of(&(Arc::new(Int64Array::from(vec![1])) as ArrayRef)); let a = FFI_ArrowArray::empty(); wr(w, quiver_write_array(w, 0, &a, &s)) } },
-            Case { class: "write_array: array and schema child counts differ", call: "quiver_write_array", code: EINVAL, excerpt: &["malformed ArrowArray", "n_children is 2 but the schema has 1"],
-                run: |w| write_array_child_mismatch(w) },
-            Case { class: "write_array to a nested child node", call: "quiver_write_array", code: EINVAL, excerpt: &["node 3 'tags.item'", "not a top-level column"],
-                run: |w| { let (a, s) = ffi_of(&(Arc::new(StringArray::from(vec!["x"])) as ArrayRef)); wr(w, quiver_write_array(w, 3, &a, &s)) } },
-            Case { class: "write_array while a nested value is open", call: "quiver_write_array", code: EINVAL, excerpt: &["node 2 'tags'", "is open"],
-                run: |w| { ok(quiver_begin(w, 2), w); let (a, s) = ffi_of(&(Arc::new(Int64Array::from(vec![1])) as ArrayRef)); wr(w, quiver_write_array(w, 0, &a, &s)) } },
-            Case { class: "write_column on a variable-width column", call: "quiver_write_column", code: EINVAL, excerpt: &["node 1 'name'", "not a fixed-width column"],
-                run: |w| { let v = [0u8; 8]; wr(w, quiver_write_column(w, 1, v.as_ptr().cast(), null(), 1)) } },
-            Case { class: "write_column with a negative length", call: "quiver_write_column", code: EINVAL, excerpt: &["length is negative (-1)"],
-                run: |w| { let v = [0i64; 1]; wr(w, quiver_write_column(w, 0, v.as_ptr().cast(), null(), -1)) } },
-            Case { class: "write_column with nulls into a non-nullable column", call: "quiver_write_column", code: EINVAL, excerpt: &["node 0 'id'", "not nullable", "1 nulls"],
-                run: |w| { let v = [1i64, 2]; let valid = [0b01u8]; wr(w, quiver_write_column(w, 0, v.as_ptr().cast(), valid.as_ptr(), 2)) } },
+            Case {
+                class: "write_array of a mismatched type",
+                call: "quiver_write_array",
+                code: EINVAL,
+                excerpt: &["node 0 'id' (Int64)", "array of type Int32"],
+                run: |w| {
+                    let (a, s) = ffi_of(&(Arc::new(Int32Array::from(vec![1, 2])) as ArrayRef));
+                    wr(w, quiver_write_array(w, 0, &a, &s))
+                },
+            },
+            Case {
+                class: "write_array of a released array",
+                call: "quiver_write_array",
+                code: EINVAL,
+                excerpt: &["malformed ArrowArray", "released"],
+                run: |w| {
+                    let (_, s) = ffi_of(&(Arc::new(Int64Array::from(vec![1])) as ArrayRef));
+                    let a = FFI_ArrowArray::empty();
+                    wr(w, quiver_write_array(w, 0, &a, &s))
+                },
+            },
+            Case {
+                class: "write_array: array and schema child counts differ",
+                call: "quiver_write_array",
+                code: EINVAL,
+                excerpt: &["malformed ArrowArray", "n_children is 2 but the schema has 1"],
+                run: |w| write_array_child_mismatch(w),
+            },
+            Case {
+                class: "write_array to a nested child node",
+                call: "quiver_write_array",
+                code: EINVAL,
+                excerpt: &["node 3 'tags.item'", "not a top-level column"],
+                run: |w| {
+                    let (a, s) = ffi_of(&(Arc::new(StringArray::from(vec!["x"])) as ArrayRef));
+                    wr(w, quiver_write_array(w, 3, &a, &s))
+                },
+            },
+            Case {
+                class: "write_array while a nested value is open",
+                call: "quiver_write_array",
+                code: EINVAL,
+                excerpt: &["node 2 'tags'", "is open"],
+                run: |w| {
+                    ok(quiver_begin(w, 2), w);
+                    let (a, s) = ffi_of(&(Arc::new(Int64Array::from(vec![1])) as ArrayRef));
+                    wr(w, quiver_write_array(w, 0, &a, &s))
+                },
+            },
+            Case {
+                class: "write_column on a variable-width column",
+                call: "quiver_write_column",
+                code: EINVAL,
+                excerpt: &["node 1 'name'", "not a fixed-width column"],
+                run: |w| {
+                    let v = [0u8; 8];
+                    wr(w, quiver_write_column(w, 1, v.as_ptr().cast(), null(), 1))
+                },
+            },
+            Case {
+                class: "write_column with a negative length",
+                call: "quiver_write_column",
+                code: EINVAL,
+                excerpt: &["length is negative (-1)"],
+                run: |w| {
+                    let v = [0i64; 1];
+                    wr(w, quiver_write_column(w, 0, v.as_ptr().cast(), null(), -1))
+                },
+            },
+            Case {
+                class: "write_column with nulls into a non-nullable column",
+                call: "quiver_write_column",
+                code: EINVAL,
+                excerpt: &["node 0 'id'", "not nullable", "1 nulls"],
+                run: |w| {
+                    let v = [1i64, 2];
+                    let valid = [0b01u8];
+                    wr(w, quiver_write_column(w, 0, v.as_ptr().cast(), valid.as_ptr(), 2))
+                },
+            },
         ]
     }
 }
@@ -509,7 +1233,10 @@ fn ffi_of(a: &ArrayRef) -> (FFI_ArrowArray, FFI_ArrowSchema) {
 /// A struct array with 2 children under a struct schema with 1.
 fn write_array_child_mismatch(w: *mut QuiverWriter) -> (i64, String) {
     let two = StructArray::from(vec![
-        (Arc::new(Field::new("x", DataType::Float64, true)), Arc::new(arrow_array::Float64Array::from(vec![1.0])) as ArrayRef),
+        (
+            Arc::new(Field::new("x", DataType::Float64, true)),
+            Arc::new(arrow_array::Float64Array::from(vec![1.0])) as ArrayRef,
+        ),
         (Arc::new(Field::new("y", DataType::Int8, false)), Arc::new(arrow_array::Int8Array::from(vec![1])) as ArrayRef),
     ]);
     let one = StructArray::from(vec![(
@@ -1039,7 +1766,10 @@ fn rust_fill_closure_that_panics_or_fails() {
         assert_eq!(render_exported(&first, &stream_type()), (0..3).map(stream_row).collect::<Vec<_>>());
     }
     // The same through the RecordBatchReader: an error, then the same error.
-    let mut reader = WriterStream::new(rust_writer(STREAM_SCHEMA, 8), |_: &mut ArrowWriter, _| -> quiver::Result<Step> { panic!("boom") });
+    let mut reader =
+        WriterStream::new(rust_writer(STREAM_SCHEMA, 8), |_: &mut ArrowWriter, _| -> quiver::Result<Step> {
+            panic!("boom")
+        });
     let e1 = reader.next().unwrap().unwrap_err().to_string();
     let e2 = reader.next().unwrap().unwrap_err().to_string();
     assert!(e1.contains("fill panicked: boom"), "{e1}");
@@ -1161,7 +1891,11 @@ struct RustCase {
 fn rust_row(w: &mut ArrowWriter, i: i64) {
     (|| -> quiver::Result<()> {
         w.append_i64(0, i * 10)?;
-        if i % 3 == 2 { w.append_null(1)? } else { w.append_str(1, &format!("name{i}"))? }
+        if i % 3 == 2 {
+            w.append_null(1)?
+        } else {
+            w.append_str(1, &format!("name{i}"))?
+        }
         if i % 4 == 3 {
             w.append_null(2)?
         } else {
@@ -1181,7 +1915,11 @@ fn rust_row(w: &mut ArrowWriter, i: i64) {
         }
         let fb: Vec<u8> = (0..4).map(|k| (i as u8).wrapping_add(k)).collect();
         w.append_bytes(7, &fb)?;
-        if i % 6 == 5 { w.append_null(8)? } else { w.append_decimal(8, i as i128 * 7 - 3)? }
+        if i % 6 == 5 {
+            w.append_null(8)?
+        } else {
+            w.append_decimal(8, i as i128 * 7 - 3)?
+        }
         w.begin(9)?;
         w.append_i16(10, i as i16)?;
         w.append_i16(10, -(i as i16))?;
@@ -1202,25 +1940,110 @@ fn rust_row(w: &mut ArrowWriter, i: i64) {
 
 fn rust_cases() -> Vec<RustCase> {
     vec![
-        RustCase { class: "unknown node", call: "append_i64", code: ErrorCode::InvalidArgument, excerpt: &["unknown node 40"], run: |w| w.append_i64(40, 1) },
-        RustCase { class: "append of the wrong type", call: "append_f32", code: ErrorCode::InvalidArgument, excerpt: &["node 5 'pt.x'", "wrong type"],
-            run: |w| { w.begin(4)?; w.append_f32(5, 1.0) } },
-        RustCase { class: "append to a struct child without begin", call: "append_i8", code: ErrorCode::InvalidArgument, excerpt: &["node 6 'pt.y'", "not open"], run: |w| w.append_i8(6, 1) },
-        RustCase { class: "append to a list child without begin", call: "append_str", code: ErrorCode::InvalidArgument, excerpt: &["append_bytes", "node 3 'tags.item'", "not open"], run: |w| w.append_str(3, "x") },
-        RustCase { class: "end without begin", call: "end", code: ErrorCode::InvalidArgument, excerpt: &["node 4 'pt'", "was not begun"], run: |w| w.end(4) },
-        RustCase { class: "end_row with a missing column", call: "end_row", code: ErrorCode::InvalidArgument, excerpt: &["row 2", "no value for node 0 'id'"], run: |w| w.end_row() },
-        RustCase { class: "invalid UTF-8", call: "append_bytes", code: ErrorCode::InvalidArgument, excerpt: &["node 1 'name'", "invalid UTF-8 at byte 0"], run: |w| w.append_bytes(1, &[0x80]) },
-        RustCase { class: "fixed-size binary of the wrong length", call: "append_bytes", code: ErrorCode::InvalidArgument, excerpt: &["node 7 'fb'", "exactly 4 bytes, got 5"], run: |w| w.append_bytes(7, b"abcde") },
-        RustCase { class: "decimal over its precision", call: "append_decimal", code: ErrorCode::OutOfRange, excerpt: &["node 8 'd'", "precision 5"], run: |w| w.append_decimal(8, 99_999_999) },
-        RustCase { class: "write_array of a mismatched type", call: "write_array", code: ErrorCode::InvalidArgument, excerpt: &["node 1 'name' (Utf8)", "Int64"],
-            run: |w| w.write_array(1, &Int64Array::from(vec![1])) },
-        RustCase { class: "write_column of the wrong width", call: "write_column", code: ErrorCode::InvalidArgument, excerpt: &["node 0 'id'", "8-byte values", "4-byte"],
-            run: |w| w.write_column::<i32>(0, &[1, 2], None) },
-        RustCase { class: "write_column with too little validity", call: "write_column", code: ErrorCode::InvalidArgument, excerpt: &["node 15 'flag'", "validity"],
-            run: |w| w.write_column_bytes(15, &[0xff, 0xff], Some(&[0xff]), 16) },
-        RustCase { class: "finish with an incomplete row", call: "finish", code: ErrorCode::InvalidArgument, excerpt: &["row 2 is incomplete"],
-            run: |w| { w.append_bool(15, true)?; w.finish().map(|_| ()) } },
-        RustCase { class: "null into a non-nullable column", call: "append_null", code: ErrorCode::InvalidArgument, excerpt: &["node 0 'id'", "not nullable"], run: |w| w.append_null(0) },
+        RustCase {
+            class: "unknown node",
+            call: "append_i64",
+            code: ErrorCode::InvalidArgument,
+            excerpt: &["unknown node 40"],
+            run: |w| w.append_i64(40, 1),
+        },
+        RustCase {
+            class: "append of the wrong type",
+            call: "append_f32",
+            code: ErrorCode::InvalidArgument,
+            excerpt: &["node 5 'pt.x'", "wrong type"],
+            run: |w| {
+                w.begin(4)?;
+                w.append_f32(5, 1.0)
+            },
+        },
+        RustCase {
+            class: "append to a struct child without begin",
+            call: "append_i8",
+            code: ErrorCode::InvalidArgument,
+            excerpt: &["node 6 'pt.y'", "not open"],
+            run: |w| w.append_i8(6, 1),
+        },
+        RustCase {
+            class: "append to a list child without begin",
+            call: "append_str",
+            code: ErrorCode::InvalidArgument,
+            excerpt: &["append_bytes", "node 3 'tags.item'", "not open"],
+            run: |w| w.append_str(3, "x"),
+        },
+        RustCase {
+            class: "end without begin",
+            call: "end",
+            code: ErrorCode::InvalidArgument,
+            excerpt: &["node 4 'pt'", "was not begun"],
+            run: |w| w.end(4),
+        },
+        RustCase {
+            class: "end_row with a missing column",
+            call: "end_row",
+            code: ErrorCode::InvalidArgument,
+            excerpt: &["row 2", "no value for node 0 'id'"],
+            run: |w| w.end_row(),
+        },
+        RustCase {
+            class: "invalid UTF-8",
+            call: "append_bytes",
+            code: ErrorCode::InvalidArgument,
+            excerpt: &["node 1 'name'", "invalid UTF-8 at byte 0"],
+            run: |w| w.append_bytes(1, &[0x80]),
+        },
+        RustCase {
+            class: "fixed-size binary of the wrong length",
+            call: "append_bytes",
+            code: ErrorCode::InvalidArgument,
+            excerpt: &["node 7 'fb'", "exactly 4 bytes, got 5"],
+            run: |w| w.append_bytes(7, b"abcde"),
+        },
+        RustCase {
+            class: "decimal over its precision",
+            call: "append_decimal",
+            code: ErrorCode::OutOfRange,
+            excerpt: &["node 8 'd'", "precision 5"],
+            run: |w| w.append_decimal(8, 99_999_999),
+        },
+        RustCase {
+            class: "write_array of a mismatched type",
+            call: "write_array",
+            code: ErrorCode::InvalidArgument,
+            excerpt: &["node 1 'name' (Utf8)", "Int64"],
+            run: |w| w.write_array(1, &Int64Array::from(vec![1])),
+        },
+        RustCase {
+            class: "write_column of the wrong width",
+            call: "write_column",
+            code: ErrorCode::InvalidArgument,
+            excerpt: &["node 0 'id'", "8-byte values", "4-byte"],
+            run: |w| w.write_column::<i32>(0, &[1, 2], None),
+        },
+        RustCase {
+            class: "write_column with too little validity",
+            call: "write_column",
+            code: ErrorCode::InvalidArgument,
+            excerpt: &["node 15 'flag'", "validity"],
+            run: |w| w.write_column_bytes(15, &[0xff, 0xff], Some(&[0xff]), 16),
+        },
+        RustCase {
+            class: "finish with an incomplete row",
+            call: "finish",
+            code: ErrorCode::InvalidArgument,
+            excerpt: &["row 2 is incomplete"],
+            run: |w| {
+                w.append_bool(15, true)?;
+                w.finish().map(|_| ())
+            },
+        },
+        RustCase {
+            class: "null into a non-nullable column",
+            call: "append_null",
+            code: ErrorCode::InvalidArgument,
+            excerpt: &["node 0 'id'", "not nullable"],
+            run: |w| w.append_null(0),
+        },
     ]
 }
 
@@ -1280,7 +2103,11 @@ fn table() -> String {
     let mut n = 0;
     let mut row = |class: &str, call: &str, code: String, excerpt: &[&str]| {
         n += 1;
-        let ex = if excerpt.is_empty() { "—".to_string() } else { excerpt.iter().map(|e| format!("`{}`", e.replace('|', "\\|"))).collect::<Vec<_>>().join(", ") };
+        let ex = if excerpt.is_empty() {
+            "—".to_string()
+        } else {
+            excerpt.iter().map(|e| format!("`{}`", e.replace('|', "\\|"))).collect::<Vec<_>>().join(", ")
+        };
         out.push_str(&format!("| {n} | {class} | `{call}` | {code} | {ex} |\n"));
     };
     for c in cases() {

@@ -29,7 +29,11 @@ fn strings_with_spanning_nulls(n: usize) -> StringArray {
         offsets.push(values.len() as i32);
         valid.push(i % 3 != 1);
     }
-    StringArray::new(OffsetBuffer::new(ScalarBuffer::from(offsets)), values.into_bytes().into(), Some(NullBuffer::from(valid)))
+    StringArray::new(
+        OffsetBuffer::new(ScalarBuffer::from(offsets)),
+        values.into_bytes().into(),
+        Some(NullBuffer::from(valid)),
+    )
 }
 
 fn expected_strings(a: &StringArray) -> Vec<Option<String>> {
@@ -41,7 +45,8 @@ fn utf8_with_and_without_spanning_nulls_sliced_and_appended() {
     let spanning = strings_with_spanning_nulls(300);
     let compact: StringArray = expected_strings(&spanning).iter().map(|v| v.as_deref()).collect();
     for (name, src) in [("spanning", &spanning), ("compact", &compact)] {
-        let parts: Vec<ArrayRef> = vec![Arc::new(src.slice(5, 100)), Arc::new(src.slice(0, 1)), Arc::new(src.slice(130, 170))];
+        let parts: Vec<ArrayRef> =
+            vec![Arc::new(src.slice(5, 100)), Arc::new(src.slice(0, 1)), Arc::new(src.slice(130, 170))];
         let out = write("s: utf8", &parts);
         let out = out.as_any().downcast_ref::<StringArray>().unwrap();
         let mut want = expected_strings(&src.slice(5, 100));
@@ -93,10 +98,14 @@ fn list_with_nulls_sliced() {
 #[test]
 fn values_under_nulls_are_zero_for_every_width_and_offset() {
     let n = 333;
-    let vals: Vec<Option<i64>> = (0..n).map(|i| if (i * 7) % 5 < 2 { None } else { Some(i as i64 * 1_000_003 - 7) }).collect();
+    let vals: Vec<Option<i64>> =
+        (0..n).map(|i| if (i * 7) % 5 < 2 { None } else { Some(i as i64 * 1_000_003 - 7) }).collect();
     let src = Int64Array::from(vals.clone());
     // Put non-zero bytes under the nulls of the input.
-    let raw = Int64Array::new(ScalarBuffer::from((0..n).map(|i| i as i64 * 1_000_003 - 7).collect::<Vec<_>>()), src.nulls().cloned());
+    let raw = Int64Array::new(
+        ScalarBuffer::from((0..n).map(|i| i as i64 * 1_000_003 - 7).collect::<Vec<_>>()),
+        src.nulls().cloned(),
+    );
     for (start, len) in [(0, n), (3, 200), (64, 130), (65, 1)] {
         let out = write("a: int64", &[Arc::new(raw.slice(start, len))]);
         let out = out.as_any().downcast_ref::<Int64Array>().unwrap();
@@ -135,8 +144,16 @@ fn every_width_zeroes_under_nulls() {
     let n: usize = 203;
     let validity: Vec<u8> = (0..n.div_ceil(8)).map(|i| (i as u8).wrapping_mul(37) ^ 0x5A).collect();
     let valid = |i: usize| validity[i / 8] >> (i % 8) & 1 == 1;
-    for (schema, width) in [("a: int8", 1usize), ("a: int16", 2), ("a: float32", 4), ("a: int64", 8), ("a: decimal128(38, 0)", 16), ("a: decimal256(76, 0)", 32)] {
-        let values: Vec<u8> = (0..n * width).map(|i| if i % width == width - 1 { 0 } else { (i % 251) as u8 | 1 }).collect();
+    for (schema, width) in [
+        ("a: int8", 1usize),
+        ("a: int16", 2),
+        ("a: float32", 4),
+        ("a: int64", 8),
+        ("a: decimal128(38, 0)", 16),
+        ("a: decimal256(76, 0)", 32),
+    ] {
+        let values: Vec<u8> =
+            (0..n * width).map(|i| if i % width == width - 1 { 0 } else { (i % 251) as u8 | 1 }).collect();
         let mut w = ArrowWriter::from_text(schema, WriterOptions::default()).unwrap();
         // A first short write leaves the second at a row offset of 5.
         w.write_column_bytes(0, &values[..5 * width], None, 5).unwrap();

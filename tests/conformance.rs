@@ -22,7 +22,7 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -30,7 +30,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::ffi_stream::RecordBatchStreamReader;
 use arrow_array::types::*;
 use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchReader};
-use arrow_integration_test::{ArrowJson, schema_from_json};
+use arrow_integration_test::{schema_from_json, ArrowJson};
 use arrow_schema::{DataType, Field, IntervalUnit, Schema, SchemaRef};
 use flate2::read::GzDecoder;
 use quiver::{ArrowWriter, ErrorCode, QuiverError, Step, WriterOptions, WriterStream};
@@ -155,10 +155,8 @@ fn child_fields(dt: &DataType) -> Vec<Field> {
 fn number(field: &Field, path: String, next: &mut usize) -> Tree {
     let node = *next;
     *next += 1;
-    let children = child_fields(field.data_type())
-        .iter()
-        .map(|c| number(c, format!("{path}.{}", c.name()), next))
-        .collect();
+    let children =
+        child_fields(field.data_type()).iter().map(|c| number(c, format!("{path}.{}", c.name()), next)).collect();
     Tree { node, path, children }
 }
 
@@ -239,9 +237,21 @@ macro_rules! sink_for_writer {
     };
 }
 sink_for_writer!(
-    append_bool(bool), append_i8(i8), append_i16(i16), append_i32(i32), append_i64(i64), append_u8(u8),
-    append_u16(u16), append_u32(u32), append_u64(u64), append_f16(half::f16), append_f32(f32), append_f64(f64),
-    append_decimal(i128), append_decimal256(arrow_buffer::i256), append_bytes(&[u8])
+    append_bool(bool),
+    append_i8(i8),
+    append_i16(i16),
+    append_i32(i32),
+    append_i64(i64),
+    append_u8(u8),
+    append_u16(u16),
+    append_u32(u32),
+    append_u64(u64),
+    append_f16(half::f16),
+    append_f32(f32),
+    append_f64(f64),
+    append_decimal(i128),
+    append_decimal256(arrow_buffer::i256),
+    append_bytes(&[u8])
 );
 
 /// Writes value `i` of `array` into node `t.node` with the append the docs
@@ -410,9 +420,8 @@ fn write_batch(w: &mut ArrowWriter, trees: &[Tree], batch: &RecordBatch, path: W
         WritePath::Row => {
             for r in 0..batch.num_rows() {
                 for (c, column) in batch.columns().iter().enumerate() {
-                    write_value(w, &trees[c], column.as_ref(), r).map_err(|e| {
-                        e.context(format!("batch {index} row {r} column '{}'", schema.field(c).name()))
-                    })?;
+                    write_value(w, &trees[c], column.as_ref(), r)
+                        .map_err(|e| e.context(format!("batch {index} row {r} column '{}'", schema.field(c).name())))?;
                 }
                 w.end_row().map_err(|e| e.context(format!("batch {index} row {r}")))?;
             }
@@ -450,11 +459,7 @@ fn compare_schema(expected: &Schema, got: &Schema) -> Result<(), String> {
         }
     }
     if expected.metadata() != got.metadata() {
-        return Err(format!(
-            "schema metadata: expected {:?}, got {:?}",
-            expected.metadata(),
-            got.metadata()
-        ));
+        return Err(format!("schema metadata: expected {:?}, got {:?}", expected.metadata(), got.metadata()));
     }
     Ok(())
 }
@@ -632,13 +637,19 @@ fn decimals_over_precision(batches: &[RecordBatch]) -> Option<String> {
 fn run_case(case: &Case) -> Outcome {
     let (schema, batches) = match load(case) {
         Ok(x) => x,
-        Err(e) => return Outcome::failed(format!("harness: cannot read the gold JSON with arrow-integration-test: {e}")),
+        Err(e) => {
+            return Outcome::failed(format!("harness: cannot read the gold JSON with arrow-integration-test: {e}"))
+        }
     };
     let rows = batches.iter().map(|b| b.num_rows()).sum();
     let outcome = |status, reason: String, arrows| Outcome { status, reason, batches: batches.len(), rows, arrows };
     for (b, batch) in batches.iter().enumerate() {
         if let Err(e) = compare_schema(&schema, &batch.schema()) {
-            return outcome(Status::Failed, format!("harness: gold batch {b} does not have the gold schema: {e}"), None);
+            return outcome(
+                Status::Failed,
+                format!("harness: gold batch {b} does not have the gold schema: {e}"),
+                None,
+            );
         }
     }
     let (trees, count) = number_schema(&schema);
@@ -646,7 +657,9 @@ fn run_case(case: &Case) -> Outcome {
         Err(e) if e.code() == ErrorCode::Unsupported => {
             return outcome(Status::Unsupported, format!("ENOSYS at create: {}", e.message()), None)
         }
-        Err(e) => return outcome(Status::Failed, format!("create failed (errno {}): {}", e.errno(), e.message()), None),
+        Err(e) => {
+            return outcome(Status::Failed, format!("create failed (errno {}): {}", e.errno(), e.message()), None)
+        }
         Ok(w) => {
             if let Err(m) = check_numbering(&w, &trees, count) {
                 return outcome(Status::Failed, m, None);
@@ -662,7 +675,8 @@ fn run_case(case: &Case) -> Outcome {
     let mut failures = Vec::new();
     let mut arrows = None;
     for path in [WritePath::Row, WritePath::Column] {
-        let result = catch_unwind(AssertUnwindSafe(|| run_path(&schema, &expected, &trees, path, over_precision.is_none())));
+        let result =
+            catch_unwind(AssertUnwindSafe(|| run_path(&schema, &expected, &trees, path, over_precision.is_none())));
         match result {
             Ok(Ok((got_schema, got))) => {
                 if path == WritePath::Row {
@@ -778,7 +792,10 @@ fn gold_files() {
         problems.push(format!("found {} gold cases, the README promises {EXPECTED_CASES}", cases.len()));
     }
     match committed_table() {
-        None => println!("NOTE: {} not found: run QUIVER_UPDATE_CONFORMANCE=1 bash tests/conformance/run.sh", table_path().display()),
+        None => println!(
+            "NOTE: {} not found: run QUIVER_UPDATE_CONFORMANCE=1 bash tests/conformance/run.sh",
+            table_path().display()
+        ),
         Some(table) => {
             for r in &results {
                 let name = r["case"].as_str().unwrap();
@@ -831,7 +848,8 @@ fn harness_sees_differences() {
     let field_meta = Schema::new(vec![Field::new("a", DataType::Int32, true)
         .with_metadata(std::collections::HashMap::from([("k".to_string(), "v".to_string())]))]);
     assert!(compare_schema(&schema, &field_meta).is_err());
-    let schema_meta = schema.clone().with_metadata(std::collections::HashMap::from([("k".to_string(), "v".to_string())]));
+    let schema_meta =
+        schema.clone().with_metadata(std::collections::HashMap::from([("k".to_string(), "v".to_string())]));
     assert!(compare_schema(&schema, &schema_meta).is_err());
 }
 
@@ -861,9 +879,10 @@ impl Recorder {
         self.calls += 1;
         match self.parent.get(node) {
             None => Err(QuiverError::invalid(format!("{what}: no node {node}"))),
-            Some(p) if *p != self.open.last().copied() => {
-                Err(QuiverError::invalid(format!("{what}: node {node} is not a child of the open node {:?}", self.open.last())))
-            }
+            Some(p) if *p != self.open.last().copied() => Err(QuiverError::invalid(format!(
+                "{what}: node {node} is not a child of the open node {:?}",
+                self.open.last()
+            ))),
             _ => Ok(()),
         }
     }
@@ -900,9 +919,21 @@ macro_rules! sink_for_recorder {
     };
 }
 sink_for_recorder!(
-    append_bool(bool), append_i8(i8), append_i16(i16), append_i32(i32), append_i64(i64), append_u8(u8),
-    append_u16(u16), append_u32(u32), append_u64(u64), append_f16(half::f16), append_f32(f32), append_f64(f64),
-    append_decimal(i128), append_decimal256(arrow_buffer::i256), append_bytes(&[u8])
+    append_bool(bool),
+    append_i8(i8),
+    append_i16(i16),
+    append_i32(i32),
+    append_i64(i64),
+    append_u8(u8),
+    append_u16(u16),
+    append_u32(u32),
+    append_u64(u64),
+    append_f16(half::f16),
+    append_f32(f32),
+    append_f64(f64),
+    append_decimal(i128),
+    append_decimal256(arrow_buffer::i256),
+    append_bytes(&[u8])
 );
 
 /// The row-path walk over every gold case, supported by the writer or not:

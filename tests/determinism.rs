@@ -9,10 +9,10 @@
 mod common;
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
-use arrow_array::{Array, ArrayRef, RecordBatch, make_array};
+use arrow_array::{make_array, Array, ArrayRef, RecordBatch};
 use arrow_buffer::{BooleanBuffer, NullBuffer};
 use common::*;
 use quiver::{ArrowWriter, WriterOptions};
@@ -91,12 +91,17 @@ fn scenario(recycle: bool) -> Vec<(String, Vec<u8>)> {
             }
             let reused = long_lived.finish().unwrap();
             validate(&reused);
-            assert_eq!(batch_bytes(&reused), batch_bytes(&fresh), "row path, long-lived writer, seed {seed}, nulls {nulls}");
+            assert_eq!(
+                batch_bytes(&reused),
+                batch_bytes(&fresh),
+                "row path, long-lived writer, seed {seed}, nulls {nulls}"
+            );
             out.push((format!("row/long-lived/{seed}/{nulls}"), batch_bytes(&reused)));
             drop(reused);
 
             // Column path from an input with garbage under its nulls.
-            let input = if nulls { masked(&all_types_batch(ROWS, seed, false, options.clone())) } else { fresh.clone() };
+            let input =
+                if nulls { masked(&all_types_batch(ROWS, seed, false, options.clone())) } else { fresh.clone() };
             let mut columns = ArrowWriter::create(all_types_schema(), options.clone()).unwrap();
             for target in [&mut columns, &mut long_lived_columns] {
                 for (c, col) in input.columns().iter().enumerate() {
@@ -105,15 +110,23 @@ fn scenario(recycle: bool) -> Vec<(String, Vec<u8>)> {
                 }
                 let batch = target.finish().unwrap();
                 validate(&batch);
-                assert_eq!(batch_bytes(&batch), batch_bytes(&fresh), "column path vs row path, seed {seed}, nulls {nulls}");
+                assert_eq!(
+                    batch_bytes(&batch),
+                    batch_bytes(&fresh),
+                    "column path vs row path, seed {seed}, nulls {nulls}"
+                );
                 out.push((format!("column/{seed}/{nulls}"), batch_bytes(&batch)));
             }
             // Column path from native slices (fixed-width columns), nulls
             // given by a bitmap, garbage under them.
-            let mut native = ArrowWriter::create(Arc::new(arrow_schema::Schema::new(vec![
-                arrow_schema::Field::new("x", arrow_schema::DataType::Int64, true),
-                arrow_schema::Field::new("y", arrow_schema::DataType::Float64, true),
-            ])), options.clone()).unwrap();
+            let mut native = ArrowWriter::create(
+                Arc::new(arrow_schema::Schema::new(vec![
+                    arrow_schema::Field::new("x", arrow_schema::DataType::Int64, true),
+                    arrow_schema::Field::new("y", arrow_schema::DataType::Float64, true),
+                ])),
+                options.clone(),
+            )
+            .unwrap();
             let xs: Vec<i64> = (0..ROWS as i64).map(|i| i * seed as i64 + 1).collect();
             let ys: Vec<f64> = xs.iter().map(|&x| x as f64 * 0.5).collect();
             let mut bits = vec![0u8; ROWS.div_ceil(8)];
@@ -165,4 +178,3 @@ fn batches_have_the_same_bytes_whatever_memory_held_before() {
         assert!(c.1 == d.1, "{}: bytes differ between recycling on and off (0xA5 memory)", a.0);
     }
 }
-

@@ -4,7 +4,7 @@ mod common;
 
 use std::sync::Arc;
 
-use arrow_array::{Array, Int32Array, StringArray, cast::AsArray, types::Int64Type};
+use arrow_array::{cast::AsArray, types::Int64Type, Array, Int32Array, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 use quiver::{ArrowWriter, ErrorCode, Step, WriterOptions, WriterStream};
 
@@ -47,7 +47,10 @@ fn wrong_type_for_a_column() {
     let mut w = writer();
     let e = w.append_i32(0, 1).unwrap_err();
     assert_eq!(e.code(), ErrorCode::InvalidArgument);
-    assert!(e.message().contains("append_i32") && e.message().contains("'a'") && e.message().contains("append_i64"), "{e}");
+    assert!(
+        e.message().contains("append_i32") && e.message().contains("'a'") && e.message().contains("append_i64"),
+        "{e}"
+    );
     let e = w.append_bool(1, true).unwrap_err();
     assert!(e.message().contains("wrong type"), "{e}");
     assert_intact(w);
@@ -224,9 +227,10 @@ fn fill_error_is_reported_and_sticky() {
 
 #[test]
 fn panicking_fill_poisons_the_stream_without_crossing_the_boundary() {
-    let s = WriterStream::new(ArrowWriter::from_text("a: int64", WriterOptions::default()).unwrap(), |_, _| -> quiver::Result<Step> {
-        panic!("fill blew up")
-    });
+    let s = WriterStream::new(
+        ArrowWriter::from_text("a: int64", WriterOptions::default()).unwrap(),
+        |_, _| -> quiver::Result<Step> { panic!("fill blew up") },
+    );
     let reader = arrow_array::ffi_stream::RecordBatchStreamReader::try_new(s.into_ffi()).unwrap();
     let errors: Vec<String> = reader.take(2).map(|r| r.unwrap_err().to_string()).collect();
     assert_eq!(errors.len(), 2);
@@ -235,13 +239,16 @@ fn panicking_fill_poisons_the_stream_without_crossing_the_boundary() {
 
 #[test]
 fn fill_writing_more_than_max_rows_is_refused() {
-    let s = WriterStream::new(ArrowWriter::from_text("a: int64", WriterOptions { batch_rows: 2, ..Default::default() }).unwrap(), |w, _| {
-        for i in 0..3 {
-            w.append_i64(0, i)?;
-            w.end_row()?;
-        }
-        Ok(Step::Batch)
-    });
+    let s = WriterStream::new(
+        ArrowWriter::from_text("a: int64", WriterOptions { batch_rows: 2, ..Default::default() }).unwrap(),
+        |w, _| {
+            for i in 0..3 {
+                w.append_i64(0, i)?;
+                w.end_row()?;
+            }
+            Ok(Step::Batch)
+        },
+    );
     let mut it = s;
     let e = it.next().unwrap().unwrap_err().to_string();
     assert!(e.contains("fill wrote 3 rows, more than max_rows 2"), "{e}");
@@ -249,7 +256,8 @@ fn fill_writing_more_than_max_rows_is_refused() {
 
 #[test]
 fn end_of_stream_repeats() {
-    let mut s = WriterStream::new(ArrowWriter::from_text("a: int64", WriterOptions::default()).unwrap(), |_, _| Ok(Step::End));
+    let mut s =
+        WriterStream::new(ArrowWriter::from_text("a: int64", WriterOptions::default()).unwrap(), |_, _| Ok(Step::End));
     assert!(s.next().is_none());
     assert!(s.next().is_none());
 }

@@ -9,10 +9,10 @@ use std::sync::{Arc, Mutex};
 
 use arrow_array::ffi::from_ffi_and_data_type;
 use arrow_array::ffi_stream::RecordBatchStreamReader;
-use arrow_array::{Array, RecordBatch, StructArray, cast::AsArray, types::Int64Type};
+use arrow_array::{cast::AsArray, types::Int64Type, Array, RecordBatch, StructArray};
 use arrow_data::ffi::FFI_ArrowArray;
 use common::*;
-use quiver::{ArrowWriter, Step, WriterOptions, WriterStats, WriterStream, export_array};
+use quiver::{export_array, ArrowWriter, Step, WriterOptions, WriterStats, WriterStream};
 
 const SCHEMA: &str = "id: int64 not null, v: int32, s: utf8, l: list<int32>, st: struct<a: float64, b: utf8>";
 
@@ -25,7 +25,11 @@ fn write_rows(w: &mut ArrowWriter, batch: usize, rows: usize) {
     for i in 0..rows {
         let k = (batch * 1000 + i) as i64;
         w.append_i64(0, k).unwrap();
-        if i % 3 == 0 { w.append_null(1).unwrap() } else { w.append_i32(1, k as i32).unwrap() }
+        if i % 3 == 0 {
+            w.append_null(1).unwrap()
+        } else {
+            w.append_i32(1, k as i32).unwrap()
+        }
         w.append_str(2, &format!("s{}", k % 97)).unwrap();
         w.begin(3).unwrap();
         for j in 0..(i % 4) {
@@ -175,7 +179,11 @@ fn recycling_off_allocates_every_batch() {
 
 /// A stream of `batches` batches of `rows` rows; the writer's stats after
 /// each fill are pushed to `stats`.
-fn stream(batches: usize, rows: usize, stats: Arc<Mutex<Vec<WriterStats>>>) -> WriterStream<impl FnMut(&mut ArrowWriter, usize) -> quiver::Result<Step> + Send> {
+fn stream(
+    batches: usize,
+    rows: usize,
+    stats: Arc<Mutex<Vec<WriterStats>>>,
+) -> WriterStream<impl FnMut(&mut ArrowWriter, usize) -> quiver::Result<Step> + Send> {
     let mut next = 0;
     WriterStream::new(writer(WriterOptions { batch_rows: rows, ..Default::default() }), move |w, max_rows| {
         assert_eq!(max_rows, rows);

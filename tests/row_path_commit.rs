@@ -2,7 +2,11 @@
 //! stays exact when the column path writes top-level columns in the same
 //! row, and abort_row restores nested and encoded columns exactly.
 
-use arrow_array::{Array, cast::AsArray, types::{Int64Type, Int32Type}};
+use arrow_array::{
+    cast::AsArray,
+    types::{Int32Type, Int64Type},
+    Array,
+};
 use quiver::{ArrowWriter, WriterOptions};
 
 #[test]
@@ -22,8 +26,16 @@ fn row_counter_and_column_path_mix() {
     assert_eq!(w.rows(), 1);
     // Rows again, with nulls and aborts.
     for i in 0..10 {
-        if i % 3 == 0 { w.append_null(0).unwrap() } else { w.append_i64(0, i).unwrap() }
-        if i % 4 == 0 { w.append_i32(1, i as i32).unwrap(); w.abort_row().unwrap(); continue; }
+        if i % 3 == 0 {
+            w.append_null(0).unwrap()
+        } else {
+            w.append_i64(0, i).unwrap()
+        }
+        if i % 4 == 0 {
+            w.append_i32(1, i as i32).unwrap();
+            w.abort_row().unwrap();
+            continue;
+        }
         w.append_i32(1, i as i32).unwrap();
         w.end_row().unwrap();
     }
@@ -42,19 +54,34 @@ fn row_counter_and_column_path_mix() {
 fn nested_abort_restores() {
     use arrow_schema::{DataType, Field, Fields, Schema};
     let schema = Schema::new(vec![
-        Field::new("s", DataType::Struct(Fields::from(vec![Field::new("x", DataType::Int32, true), Field::new("y", DataType::Utf8, true)])), true),
+        Field::new(
+            "s",
+            DataType::Struct(Fields::from(vec![
+                Field::new("x", DataType::Int32, true),
+                Field::new("y", DataType::Utf8, true),
+            ])),
+            true,
+        ),
         Field::new("l", DataType::List(std::sync::Arc::new(Field::new("item", DataType::Int64, true))), true),
         Field::new("d", DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)), true),
     ]);
     let mut w = ArrowWriter::create(std::sync::Arc::new(schema), WriterOptions::default()).unwrap();
     for r in 0..50usize {
         w.begin(0).unwrap();
-        if r % 5 == 1 { w.append_null(1).unwrap() } else { w.append_i32(1, r as i32).unwrap() }
+        if r % 5 == 1 {
+            w.append_null(1).unwrap()
+        } else {
+            w.append_i32(1, r as i32).unwrap()
+        }
         w.append_str(2, "yy").unwrap();
         w.end(0).unwrap();
-        if r % 7 == 3 { w.append_null(3).unwrap() } else {
+        if r % 7 == 3 {
+            w.append_null(3).unwrap()
+        } else {
             w.begin(3).unwrap();
-            for k in 0..(r % 4) { w.append_i64(4, k as i64).unwrap(); }
+            for k in 0..(r % 4) {
+                w.append_i64(4, k as i64).unwrap();
+            }
             w.end(3).unwrap();
         }
         let d = w.node("d").unwrap();
@@ -74,5 +101,7 @@ fn nested_abort_restores() {
         w.end_row().unwrap();
     }
     let b = w.finish().unwrap();
-    for c in b.columns() { c.to_data().validate_full().unwrap(); }
+    for c in b.columns() {
+        c.to_data().validate_full().unwrap();
+    }
 }

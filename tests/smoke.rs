@@ -1,28 +1,47 @@
 use std::sync::Arc;
 
-use arrow_array::{Array, Int32Array, StringArray, ListArray, cast::AsArray, types::Int32Type};
-use quiver::{ArrowWriter, WriterOptions, parse_schema};
+use arrow_array::{cast::AsArray, types::Int32Type, Array, Int32Array, ListArray, StringArray};
+use quiver::{parse_schema, ArrowWriter, WriterOptions};
 
 #[test]
 fn row_path_and_column_path_make_valid_batches() {
-    let schema = Arc::new(parse_schema("a: int32, s: utf8, l: list<int32>, p: struct<x: float64, y: int8 not null>, m: map<utf8, int64>").unwrap());
+    let schema = Arc::new(
+        parse_schema("a: int32, s: utf8, l: list<int32>, p: struct<x: float64, y: int8 not null>, m: map<utf8, int64>")
+            .unwrap(),
+    );
     let mut w = ArrowWriter::create(schema, WriterOptions::default()).unwrap();
     for i in 0..10 {
-        if i % 3 == 0 { w.append_null(0).unwrap() } else { w.append_i32(0, i).unwrap() }
+        if i % 3 == 0 {
+            w.append_null(0).unwrap()
+        } else {
+            w.append_i32(0, i).unwrap()
+        }
         w.append_str(1, &format!("s{i}")).unwrap();
         w.begin(2).unwrap();
-        for j in 0..i { w.append_i32(3, j).unwrap(); }
+        for j in 0..i {
+            w.append_i32(3, j).unwrap();
+        }
         w.end(2).unwrap();
-        if i % 4 == 0 { w.append_null(4).unwrap() } else {
-            w.begin(4).unwrap(); w.append_f64(5, i as f64).unwrap(); w.append_i8(6, i as i8).unwrap(); w.end(4).unwrap();
+        if i % 4 == 0 {
+            w.append_null(4).unwrap()
+        } else {
+            w.begin(4).unwrap();
+            w.append_f64(5, i as f64).unwrap();
+            w.append_i8(6, i as i8).unwrap();
+            w.end(4).unwrap();
         }
         w.begin(7).unwrap();
-        w.begin(8).unwrap(); w.append_str(9, "k").unwrap(); w.append_i64(10, i as i64).unwrap(); w.end(8).unwrap();
+        w.begin(8).unwrap();
+        w.append_str(9, "k").unwrap();
+        w.append_i64(10, i as i64).unwrap();
+        w.end(8).unwrap();
         w.end(7).unwrap();
         w.end_row().unwrap();
     }
     let b = w.finish().unwrap();
-    for c in b.columns() { c.to_data().validate_full().unwrap(); }
+    for c in b.columns() {
+        c.to_data().validate_full().unwrap();
+    }
     assert_eq!(b.num_rows(), 10);
     assert_eq!(b.column(0).as_primitive::<Int32Type>().value(1), 1);
     assert!(b.column(0).is_null(3));
@@ -36,7 +55,9 @@ fn row_path_and_column_path_make_valid_batches() {
         w2.write_array(node, &c.slice(2, 6)).unwrap();
     }
     let b2 = w2.finish().unwrap();
-    for c in b2.columns() { c.to_data().validate_full().unwrap(); }
+    for c in b2.columns() {
+        c.to_data().validate_full().unwrap();
+    }
     assert_eq!(b2, b.slice(2, 6));
     let _ = (Int32Array::from(vec![1]), StringArray::from(vec!["a"]));
 }

@@ -13,16 +13,16 @@
 mod common;
 
 use std::collections::VecDeque;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Arc;
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
 use arrow_array::{Array, RecordBatch, StructArray};
-use arrow_data::ArrayData;
 use arrow_data::ffi::FFI_ArrowArray;
+use arrow_data::ArrayData;
 use arrow_schema::{DataType, Schema};
 
 use common::{borrow_import, column_cells, render_exported, take_child};
-use quiver::{ArrowWriter, Step, WriterOptions, WriterStream, export_array, live_arrays, parse_schema};
+use quiver::{export_array, live_arrays, parse_schema, ArrowWriter, Step, WriterOptions, WriterStream};
 
 const SCHEMA: &str = "id: int64 not null, s: utf8, l: list<int32>, p: struct<x: float64, y: int8>";
 const ROWS: i64 = 4;
@@ -53,7 +53,11 @@ fn write_batch(w: &mut ArrowWriter, b: i64) -> quiver::Result<()> {
     for r in 0..ROWS {
         let k = b * ROWS + r;
         w.append_i64(0, k)?;
-        if k % 5 == 0 { w.append_null(1)? } else { w.append_str(1, &format!("v{k}"))? }
+        if k % 5 == 0 {
+            w.append_null(1)?
+        } else {
+            w.append_str(1, &format!("v{k}"))?
+        }
         if k % 11 == 0 {
             w.append_null(2)?
         } else {
@@ -176,7 +180,11 @@ fn consumers_release_concurrently_with_the_writer() {
         let batch = w.finish().unwrap();
         let array = export_array(StructArray::from(batch).into());
         let h = Held::Batch { b: i, array, moved: Vec::new() };
-        if i % 2 == 0 { tx_a.send(h).unwrap() } else { tx_b.send(h).unwrap() }
+        if i % 2 == 0 {
+            tx_a.send(h).unwrap()
+        } else {
+            tx_b.send(h).unwrap()
+        }
     }
     let stats = w.stats();
     drop(tx_a);
@@ -271,7 +279,11 @@ fn dropping_the_writer_with_batches_outstanding() {
     let mut held = Vec::new();
     for i in 0..6 {
         write_batch(&mut w, i).unwrap();
-        held.push(Held::Batch { b: i, array: export_array(StructArray::from(w.finish().unwrap()).into()), moved: vec![] });
+        held.push(Held::Batch {
+            b: i,
+            array: export_array(StructArray::from(w.finish().unwrap()).into()),
+            moved: vec![],
+        });
     }
     drop(w);
     // A stream: pull 6 batches, keep them and a moved-out child, release the stream.

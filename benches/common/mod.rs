@@ -274,25 +274,41 @@ pub fn quiver_rows(w: &mut ArrowWriter, d: &Data) {
         match d.kind {
             Kind::I32 => {
                 for i in 0..d.rows {
-                    if d.valid[i] { w.append_i32(0, d.i32s[i])? } else { w.append_null(0)? }
+                    if d.valid[i] {
+                        w.append_i32(0, d.i32s[i])?
+                    } else {
+                        w.append_null(0)?
+                    }
                     w.end_row()?;
                 }
             }
             Kind::I64 => {
                 for i in 0..d.rows {
-                    if d.valid[i] { w.append_i64(0, d.i64s[i])? } else { w.append_null(0)? }
+                    if d.valid[i] {
+                        w.append_i64(0, d.i64s[i])?
+                    } else {
+                        w.append_null(0)?
+                    }
                     w.end_row()?;
                 }
             }
             Kind::F64 => {
                 for i in 0..d.rows {
-                    if d.valid[i] { w.append_f64(0, d.f64s[i])? } else { w.append_null(0)? }
+                    if d.valid[i] {
+                        w.append_f64(0, d.f64s[i])?
+                    } else {
+                        w.append_null(0)?
+                    }
                     w.end_row()?;
                 }
             }
             Kind::Dec18 | Kind::Dec38 => {
                 for i in 0..d.rows {
-                    if d.valid[i] { w.append_decimal(0, d.i128s[i])? } else { w.append_null(0)? }
+                    if d.valid[i] {
+                        w.append_decimal(0, d.i128s[i])?
+                    } else {
+                        w.append_null(0)?
+                    }
                     w.end_row()?;
                 }
             }
@@ -315,7 +331,11 @@ pub fn quiver_rows(w: &mut ArrowWriter, d: &Data) {
             }
             Kind::Utf8 => {
                 for i in 0..d.rows {
-                    if d.valid[i] { w.append_str(0, &d.strings[i])? } else { w.append_null(0)? }
+                    if d.valid[i] {
+                        w.append_str(0, &d.strings[i])?
+                    } else {
+                        w.append_null(0)?
+                    }
                     w.end_row()?;
                 }
             }
@@ -341,7 +361,11 @@ pub fn quiver_rows(w: &mut ArrowWriter, d: &Data) {
 }
 
 pub fn quiver_batch(w: &mut ArrowWriter, d: &Data, rows_path: bool) -> RecordBatch {
-    if rows_path { quiver_rows(w, d) } else { quiver_columns(w, d) }
+    if rows_path {
+        quiver_rows(w, d)
+    } else {
+        quiver_columns(w, d)
+    }
     w.finish().expect("finish")
 }
 
@@ -354,7 +378,11 @@ pub fn builder_columns(d: &Data) -> ArrayRef {
     macro_rules! prim {
         ($b:expr, $v:expr) => {{
             let mut b = $b;
-            if d.nulls { b.append_values($v, &d.valid) } else { b.append_slice($v) }
+            if d.nulls {
+                b.append_values($v, &d.valid)
+            } else {
+                b.append_slice($v)
+            }
             Arc::new(b.finish()) as ArrayRef
         }};
     }
@@ -415,7 +443,11 @@ pub fn builder_rows(d: &Data) -> ArrayRef {
         ($b:expr, $v:expr) => {{
             let mut b = $b;
             for i in 0..n {
-                if d.valid[i] { b.append_value($v[i]) } else { b.append_null() }
+                if d.valid[i] {
+                    b.append_value($v[i])
+                } else {
+                    b.append_null()
+                }
             }
             Arc::new(b.finish()) as ArrayRef
         }};
@@ -454,7 +486,11 @@ pub fn builder_rows(d: &Data) -> ArrayRef {
             let data_len = d.strings.iter().map(|s| s.len()).sum();
             let mut b = StringBuilder::with_capacity(n, data_len);
             for i in 0..n {
-                if d.valid[i] { b.append_value(&d.strings[i]) } else { b.append_null() }
+                if d.valid[i] {
+                    b.append_value(&d.strings[i])
+                } else {
+                    b.append_null()
+                }
             }
             Arc::new(b.finish())
         }

@@ -8,7 +8,7 @@ use arrow_array::{ArrayRef, RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, SchemaRef};
 use quiver::{ArrowWriter, Step, WriterOptions, WriterStream};
 
-use super::common::{Data, Kind, builder_columns, builder_rows};
+use super::common::{builder_columns, builder_rows, Data, Kind};
 
 pub const BATCH: usize = 8192;
 pub const SCHEMA: &str = "a: int32, b: int64, c: float64, s: utf8";
@@ -59,7 +59,11 @@ pub fn fill_rows(w: &mut ArrowWriter, d: &Cols) -> quiver::Result<()> {
 pub fn quiver_stream(d: Arc<Cols>, rows_path: bool) -> FFI_ArrowArrayStream {
     let w = ArrowWriter::from_text(SCHEMA, WriterOptions::default()).expect("schema");
     WriterStream::new(w, move |w: &mut ArrowWriter, _max| {
-        if rows_path { fill_rows(w, &d)? } else { fill_columns(w, &d)? }
+        if rows_path {
+            fill_rows(w, &d)?
+        } else {
+            fill_columns(w, &d)?
+        }
         Ok(Step::Batch)
     })
     .into_ffi()
@@ -91,4 +95,3 @@ pub fn builder_stream(d: Arc<Cols>, rows_path: bool) -> FFI_ArrowArrayStream {
     let schema = Arc::new(quiver::parse_schema(SCHEMA).expect("schema"));
     FFI_ArrowArrayStream::new(Box::new(BuilderReader { d, schema, rows_path }))
 }
-

@@ -24,7 +24,7 @@
 //! at the end everything is released and no exported array is live.
 
 use std::collections::BTreeMap;
-use std::ffi::{CStr, c_int, c_void};
+use std::ffi::{c_int, c_void, CStr};
 use std::ptr::null_mut;
 use std::sync::OnceLock;
 
@@ -34,7 +34,7 @@ use arrow_data::ffi::FFI_ArrowArray;
 use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::{DataType, Field, Schema as ArrowSchema};
 
-use quiver::ffi::options::{QuiverOptions, quiver_options_default};
+use quiver::ffi::options::{quiver_options_default, QuiverOptions};
 use quiver::ffi::quiver_live_arrays;
 use quiver::ffi::stream::quiver_stream_new;
 use quiver::ffi::writer::*;
@@ -58,7 +58,7 @@ pub mod op {
     pub const MOVE_CHILD: u8 = 10; // which held item, column
     pub const RECHECK: u8 = 11; // which held item
     pub const PULL: u8 = 12; // first pull: 8 plan bytes, 32 seed bytes
-    // node, length (bit 7: 6 + low bits, values from a seed), flags, validity (or its seed), values (or their seed)
+                             // node, length (bit 7: 6 + low bits, values from a seed), flags, validity (or its seed), values (or their seed)
     pub const WRITE_COLUMN: u8 = 13;
     // rows (bit 7: 5 + low bits, then a seed for them), offset, length, column, node, row bytes
     pub const WRITE_ARRAY: u8 = 14;
@@ -550,7 +550,11 @@ fn verdict(m: &Model, node: usize, i: In, x: i64, b: &[u8], d: &DecArg, v: V) ->
             } else {
                 d.value
             };
-            if value.unsigned_abs() >= 10u128.pow(p) { Err(ERANGE) } else { Ok(V::Int(value)) }
+            if value.unsigned_abs() >= 10u128.pow(p) {
+                Err(ERANGE)
+            } else {
+                Ok(V::Int(value))
+            }
         }
         _ => Ok(v),
     }
@@ -714,7 +718,11 @@ unsafe fn gen_row(w: *mut QuiverWriter, s: &Schema, inp: &mut Input) -> Vec<Stri
 fn last(w: *mut QuiverWriter) -> String {
     // SAFETY: w is live.
     let p = unsafe { quiver_writer_last_error(w) };
-    if p.is_null() { String::new() } else { unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned() }
+    if p.is_null() {
+        String::new()
+    } else {
+        unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+    }
 }
 
 fn new_writer(c_schema: &FFI_ArrowSchema, opts: &QuiverOptions) -> *mut QuiverWriter {
@@ -1088,7 +1096,11 @@ pub fn run(data: &[u8]) {
                             .flat_map(|_| {
                                 let x = if long {
                                     let raw = i64::from_le_bytes(std::array::from_fn(|_| rnd.u8())) as i128;
-                                    if flags & 4 != 0 { raw } else { raw % 10i128.pow(p.min(18)) }
+                                    if flags & 4 != 0 {
+                                        raw
+                                    } else {
+                                        raw % 10i128.pow(p.min(18))
+                                    }
                                 } else {
                                     inp.i64() as i128
                                 };
@@ -1114,12 +1126,20 @@ pub fn run(data: &[u8]) {
                                 && i128::from_le_bytes(values[r * 16..r * 16 + 16].try_into().unwrap()).unsigned_abs()
                                     >= 10u128.pow(p)
                         });
-                        if over { Err(ERANGE) } else { Ok(()) }
+                        if over {
+                            Err(ERANGE)
+                        } else {
+                            Ok(())
+                        }
                     } else {
                         Ok(())
                     };
                     let want = want.and_then(|()| {
-                        if m.s.nodes[node].nullable || (0..len).all(valid) { Ok(()) } else { Err(EINVAL) }
+                        if m.s.nodes[node].nullable || (0..len).all(valid) {
+                            Ok(())
+                        } else {
+                            Err(EINVAL)
+                        }
                     });
                     check_rc(w, rc, want, "write_column", || format!("write_column({node}, {len} rows)"));
                     if want.is_ok() {

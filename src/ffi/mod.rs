@@ -3,8 +3,8 @@
 //! with a message naming the call, the node and the problem.
 
 use std::cell::RefCell;
-use std::ffi::{CString, c_char, c_int};
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::ffi::{c_char, c_int, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::error::QuiverError;
 

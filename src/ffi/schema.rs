@@ -1,10 +1,10 @@
 //! Schemas over the C Data Interface: checking and importing a caller's
 //! `ArrowSchema`, exporting ours, and the text form.
 
-use std::ffi::{CStr, c_char, c_int};
+use std::ffi::{c_char, c_int, CStr};
 
-use arrow_schema::Schema;
 use arrow_schema::ffi::FFI_ArrowSchema;
+use arrow_schema::Schema;
 
 use crate::error::{QuiverError, Result};
 use crate::ffi::{fail, guard, null_arg};
@@ -13,7 +13,12 @@ const MAX_DEPTH: usize = 64;
 
 /// Checks the structure of a caller's `ArrowSchema` before arrow reads it:
 /// not released, format present, children present and not NULL, depth bounded.
-pub(crate) unsafe fn check_schema_struct(schema: *const FFI_ArrowSchema, call: &str, path: &str, depth: usize) -> Result<()> {
+pub(crate) unsafe fn check_schema_struct(
+    schema: *const FFI_ArrowSchema,
+    call: &str,
+    path: &str,
+    depth: usize,
+) -> Result<()> {
     #[repr(C)]
     struct Raw {
         format: *const c_char,
@@ -73,7 +78,12 @@ pub(crate) unsafe fn check_schema_struct(schema: *const FFI_ArrowSchema, call: &
             check_schema_struct(child as *const FFI_ArrowSchema, call, &format!("{path}.children[{i}]"), depth + 1)?;
         }
         if !raw.dictionary.is_null() {
-            check_schema_struct(raw.dictionary as *const FFI_ArrowSchema, call, &format!("{path}.dictionary"), depth + 1)?;
+            check_schema_struct(
+                raw.dictionary as *const FFI_ArrowSchema,
+                call,
+                &format!("{path}.dictionary"),
+                depth + 1,
+            )?;
         }
     }
     Ok(())

@@ -2,16 +2,16 @@
 
 use std::ffi::{c_int, c_void};
 
-use arrow_array::RecordBatch;
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
-use arrow_schema::SchemaRef;
+use arrow_array::RecordBatch;
 use arrow_schema::ffi::FFI_ArrowSchema;
+use arrow_schema::SchemaRef;
 
 use crate::error::{ErrorCode, QuiverError, Result};
 use crate::ffi::options::QuiverOptions;
-use crate::ffi::writer::{QuiverWriter, new_writer};
+use crate::ffi::writer::{new_writer, QuiverWriter};
 use crate::ffi::{fail, guard, null_arg};
-use crate::stream::{BatchSource, Step, export_stream, finish_step};
+use crate::stream::{export_stream, finish_step, BatchSource, Step};
 
 /// Writes up to `max_rows` rows into `w`. Returns 0 on success; writing no
 /// row ends the stream. A non-zero return ends the stream with EIO and the
@@ -58,7 +58,10 @@ impl BatchSource for CallbackSource {
             return None;
         }
         if self.writer.is_poisoned() {
-            return Some(Err(QuiverError::new(ErrorCode::Poisoned, "get_next: the stream's writer is poisoned by a caught panic")));
+            return Some(Err(QuiverError::new(
+                ErrorCode::Poisoned,
+                "get_next: the stream's writer is poisoned by a caught panic",
+            )));
         }
         let max_rows = self.writer.writer.options().batch_rows;
         let w: *mut QuiverWriter = &mut *self.writer;
@@ -118,12 +121,8 @@ pub unsafe extern "C" fn quiver_stream_new(
             Ok(w) => w,
             Err(e) => return fail(e),
         };
-        let source = CallbackSource {
-            writer: Box::new(writer),
-            fill,
-            context: Context { ctx, release_ctx },
-            done: false,
-        };
+        let source =
+            CallbackSource { writer: Box::new(writer), fill, context: Context { ctx, release_ctx }, done: false };
         // SAFETY: `out` is non-NULL and valid for writes.
         unsafe { out.write(export_stream(Box::new(source))) };
         0

@@ -1,16 +1,16 @@
 //! `QuiverWriter`: creation, the row path, the column path, batches, stats.
 
-use std::ffi::{CStr, CString, c_char, c_int, c_void};
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use arrow_array::{StructArray, make_array};
+use arrow_array::{make_array, StructArray};
 use arrow_data::ffi::FFI_ArrowArray;
 use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::Field;
 
 use crate::error::{ErrorCode, QuiverError, Result};
 use crate::export::export_array;
-use crate::ffi::options::{QuiverOptions, QuiverStats, write_stats, writer_options};
+use crate::ffi::options::{write_stats, writer_options, QuiverOptions, QuiverStats};
 use crate::ffi::schema::{check_schema_struct, export_schema, import_schema};
 use crate::ffi::{c_string, fail, guard, null_arg, set_thread_error};
 use crate::node::Input;
@@ -180,7 +180,11 @@ pub unsafe extern "C" fn quiver_writer_new(
     })
 }
 
-pub(crate) unsafe fn new_writer(schema: *const FFI_ArrowSchema, opts: *const QuiverOptions, call: &str) -> Result<QuiverWriter> {
+pub(crate) unsafe fn new_writer(
+    schema: *const FFI_ArrowSchema,
+    opts: *const QuiverOptions,
+    call: &str,
+) -> Result<QuiverWriter> {
     let options = writer_options(opts, call)?;
     // SAFETY: forwarded from the caller.
     let schema = unsafe { import_schema(schema, call)? };
@@ -328,20 +332,35 @@ pub unsafe extern "C" fn quiver_append_i8(w: *mut QuiverWriter, node: u32, v: i8
 /// Appends an int16.
 #[no_mangle]
 pub unsafe extern "C" fn quiver_append_i16(w: *mut QuiverWriter, node: u32, v: i16) -> c_int {
-    with_fast(w, "quiver_append_i16", |x| x.try_native(node as usize, Input::I16, v), |x| x.append_i16(node as usize, v))
+    with_fast(
+        w,
+        "quiver_append_i16",
+        |x| x.try_native(node as usize, Input::I16, v),
+        |x| x.append_i16(node as usize, v),
+    )
 }
 
 /// Appends an int32 (also date32, time32, interval year-month).
 #[no_mangle]
 pub unsafe extern "C" fn quiver_append_i32(w: *mut QuiverWriter, node: u32, v: i32) -> c_int {
-    with_fast(w, "quiver_append_i32", |x| x.try_native(node as usize, Input::I32, v), |x| x.append_i32(node as usize, v))
+    with_fast(
+        w,
+        "quiver_append_i32",
+        |x| x.try_native(node as usize, Input::I32, v),
+        |x| x.append_i32(node as usize, v),
+    )
 }
 
 /// Appends an int64 (also date64, time64, timestamp, duration, and a
 /// decimal's unscaled value).
 #[no_mangle]
 pub unsafe extern "C" fn quiver_append_i64(w: *mut QuiverWriter, node: u32, v: i64) -> c_int {
-    with_fast(w, "quiver_append_i64", |x| x.try_native(node as usize, Input::I64, v), |x| x.append_i64(node as usize, v))
+    with_fast(
+        w,
+        "quiver_append_i64",
+        |x| x.try_native(node as usize, Input::I64, v),
+        |x| x.append_i64(node as usize, v),
+    )
 }
 
 /// Appends a uint8.
@@ -353,31 +372,56 @@ pub unsafe extern "C" fn quiver_append_u8(w: *mut QuiverWriter, node: u32, v: u8
 /// Appends a uint16 (also a float16's raw bits).
 #[no_mangle]
 pub unsafe extern "C" fn quiver_append_u16(w: *mut QuiverWriter, node: u32, v: u16) -> c_int {
-    with_fast(w, "quiver_append_u16", |x| x.try_native(node as usize, Input::U16, v), |x| x.append_u16(node as usize, v))
+    with_fast(
+        w,
+        "quiver_append_u16",
+        |x| x.try_native(node as usize, Input::U16, v),
+        |x| x.append_u16(node as usize, v),
+    )
 }
 
 /// Appends a uint32.
 #[no_mangle]
 pub unsafe extern "C" fn quiver_append_u32(w: *mut QuiverWriter, node: u32, v: u32) -> c_int {
-    with_fast(w, "quiver_append_u32", |x| x.try_native(node as usize, Input::U32, v), |x| x.append_u32(node as usize, v))
+    with_fast(
+        w,
+        "quiver_append_u32",
+        |x| x.try_native(node as usize, Input::U32, v),
+        |x| x.append_u32(node as usize, v),
+    )
 }
 
 /// Appends a uint64.
 #[no_mangle]
 pub unsafe extern "C" fn quiver_append_u64(w: *mut QuiverWriter, node: u32, v: u64) -> c_int {
-    with_fast(w, "quiver_append_u64", |x| x.try_native(node as usize, Input::U64, v), |x| x.append_u64(node as usize, v))
+    with_fast(
+        w,
+        "quiver_append_u64",
+        |x| x.try_native(node as usize, Input::U64, v),
+        |x| x.append_u64(node as usize, v),
+    )
 }
 
 /// Appends a float32 (also into a float16 column, rounded to nearest).
 #[no_mangle]
 pub unsafe extern "C" fn quiver_append_f32(w: *mut QuiverWriter, node: u32, v: f32) -> c_int {
-    with_fast(w, "quiver_append_f32", |x| x.try_native(node as usize, Input::F32, v), |x| x.append_f32(node as usize, v))
+    with_fast(
+        w,
+        "quiver_append_f32",
+        |x| x.try_native(node as usize, Input::F32, v),
+        |x| x.append_f32(node as usize, v),
+    )
 }
 
 /// Appends a float64.
 #[no_mangle]
 pub unsafe extern "C" fn quiver_append_f64(w: *mut QuiverWriter, node: u32, v: f64) -> c_int {
-    with_fast(w, "quiver_append_f64", |x| x.try_native(node as usize, Input::F64, v), |x| x.append_f64(node as usize, v))
+    with_fast(
+        w,
+        "quiver_append_f64",
+        |x| x.try_native(node as usize, Input::F64, v),
+        |x| x.append_f64(node as usize, v),
+    )
 }
 
 /// Appends `len` bytes to a utf8, binary, large form, or fixed-size binary
@@ -408,7 +452,12 @@ pub unsafe extern "C" fn quiver_append_bytes(w: *mut QuiverWriter, node: u32, da
 /// complement bytes, sign-extended. ERANGE when over the precision.
 /// Ownership: `le_bytes` is borrowed (copied).
 #[no_mangle]
-pub unsafe extern "C" fn quiver_append_decimal(w: *mut QuiverWriter, node: u32, le_bytes: *const u8, len: usize) -> c_int {
+pub unsafe extern "C" fn quiver_append_decimal(
+    w: *mut QuiverWriter,
+    node: u32,
+    le_bytes: *const u8,
+    len: usize,
+) -> c_int {
     const CALL: &str = "quiver_append_decimal";
     let fast = |x: &mut ArrowWriter| {
         if len != 16 || le_bytes.is_null() {
@@ -536,7 +585,11 @@ pub unsafe extern "C" fn quiver_write_array(
 
 /// Imports a caller's array without taking it: a bitwise copy whose release
 /// does nothing, so the caller's struct and buffers stay the caller's.
-unsafe fn import_borrowed(array: *const FFI_ArrowArray, schema: *const FFI_ArrowSchema, call: &str) -> Result<arrow_data::ArrayData> {
+unsafe fn import_borrowed(
+    array: *const FFI_ArrowArray,
+    schema: *const FFI_ArrowSchema,
+    call: &str,
+) -> Result<arrow_data::ArrayData> {
     unsafe extern "C" fn keep(array: *mut FFI_ArrowArray) {
         // SAFETY: the copy made below; mark it released, free nothing.
         unsafe { (*array).set_release(None) };
@@ -560,7 +613,13 @@ unsafe fn import_borrowed(array: *const FFI_ArrowArray, schema: *const FFI_Arrow
 /// Checks the structure of a caller's `ArrowArray` against its schema before
 /// arrow reads it: not released, buffer and child pointers present, child
 /// counts matching the schema.
-unsafe fn check_array_struct(array: *const FFI_ArrowArray, schema: *const FFI_ArrowSchema, call: &str, path: &str, depth: usize) -> Result<()> {
+unsafe fn check_array_struct(
+    array: *const FFI_ArrowArray,
+    schema: *const FFI_ArrowSchema,
+    call: &str,
+    path: &str,
+    depth: usize,
+) -> Result<()> {
     let bad = |what: String| QuiverError::invalid(format!("{call}: malformed ArrowArray at {path}: {what}"));
     // SAFETY: structure of both checked level by level.
     unsafe {

@@ -8,7 +8,7 @@ use arrow_array::{Array, RecordBatch};
 use arrow_buffer::i256;
 use arrow_data::ArrayData;
 use arrow_schema::{DataType, SchemaRef};
-use quiver::{ArrowWriter, WriterOptions, parse_schema};
+use quiver::{parse_schema, ArrowWriter, WriterOptions};
 
 /// One column of every supported type, nullable, plus nested ones and a
 /// non-nullable column.
@@ -63,7 +63,9 @@ pub fn write_all_types_row(w: &mut ArrowWriter, i: usize, seed: u64, nulls: bool
             "d32" => w.append_decimal(col, (vi % 999_999_999) as i128),
             "d64" => w.append_i64(col, vi % 999_999_999_999_999_999),
             "d128" => w.append_decimal(col, vi as i128 * 1_000_000_007),
-            "d256" => w.append_decimal256(col, i256::from_i128(vi as i128).wrapping_mul(i256::from_i128(vi as i128 | 1))),
+            "d256" => {
+                w.append_decimal256(col, i256::from_i128(vi as i128).wrapping_mul(i256::from_i128(vi as i128 | 1)))
+            }
             "date32" => w.append_i32(col, (v % 40000) as i32),
             "date64" => w.append_i64(col, (v % 40000) as i64 * 86_400_000),
             "t32" => w.append_i32(col, (v % 86_400_000) as i32),
@@ -91,7 +93,11 @@ pub fn write_all_types_row(w: &mut ArrowWriter, i: usize, seed: u64, nulls: bool
             "l" => (|| {
                 w.begin(col)?;
                 for k in 0..(v % 4) {
-                    if k == 1 { w.append_null(col + 1)? } else { w.append_i32(col + 1, (vi + k as i64) as i32)? }
+                    if k == 1 {
+                        w.append_null(col + 1)?
+                    } else {
+                        w.append_i32(col + 1, (vi + k as i64) as i32)?
+                    }
                 }
                 w.end(col)
             })(),
@@ -105,12 +111,20 @@ pub fn write_all_types_row(w: &mut ArrowWriter, i: usize, seed: u64, nulls: bool
             "fsl" => (|| {
                 w.begin(col)?;
                 w.append_i16(col + 1, vi as i16)?;
-                if v % 4 == 0 { w.append_null(col + 1)? } else { w.append_i16(col + 1, 7)? }
+                if v % 4 == 0 {
+                    w.append_null(col + 1)?
+                } else {
+                    w.append_i16(col + 1, 7)?
+                }
                 w.end(col)
             })(),
             "st" => (|| {
                 w.begin(col)?;
-                if v % 6 == 0 { w.append_null(col + 1)? } else { w.append_f64(col + 1, v as f64)? }
+                if v % 6 == 0 {
+                    w.append_null(col + 1)?
+                } else {
+                    w.append_f64(col + 1, v as f64)?
+                }
                 w.append_str(col + 2, &format!("y{}", v % 100))?;
                 if v % 5 == 0 {
                     w.append_null(col + 3)?;
@@ -128,7 +142,11 @@ pub fn write_all_types_row(w: &mut ArrowWriter, i: usize, seed: u64, nulls: bool
                 for k in 0..(v % 3) {
                     w.begin(col + 1)?;
                     w.append_str(col + 2, &format!("k{k}"))?;
-                    if k == 1 { w.append_null(col + 3)? } else { w.append_i64(col + 3, vi + k as i64)? }
+                    if k == 1 {
+                        w.append_null(col + 3)?
+                    } else {
+                        w.append_i64(col + 3, vi + k as i64)?
+                    }
                     w.end(col + 1)?;
                 }
                 w.end(col)
@@ -168,7 +186,11 @@ pub fn readable_bytes(data: &ArrayData, out: &mut Vec<u8>) {
         out.extend_from_slice(b"|o");
         out.extend_from_slice(b);
         let last = &b[n * width..];
-        if width == 4 { i32::from_le_bytes(last.try_into().unwrap()) as usize } else { i64::from_le_bytes(last.try_into().unwrap()) as usize }
+        if width == 4 {
+            i32::from_le_bytes(last.try_into().unwrap()) as usize
+        } else {
+            i64::from_le_bytes(last.try_into().unwrap()) as usize
+        }
     };
     match data.data_type() {
         DataType::Null => {}
@@ -237,11 +259,7 @@ pub fn validate(batch: &RecordBatch) {
 }
 
 pub fn deep_copy(batch: &RecordBatch) -> RecordBatch {
-    let columns = batch
-        .columns()
-        .iter()
-        .map(|c| arrow_array::make_array(copy_data(&c.to_data())))
-        .collect();
+    let columns = batch.columns().iter().map(|c| arrow_array::make_array(copy_data(&c.to_data()))).collect();
     RecordBatch::try_new(batch.schema(), columns).unwrap()
 }
 

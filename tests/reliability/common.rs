@@ -8,9 +8,9 @@ use std::ffi::c_void;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
-use arrow_array::{Array, ArrayRef, StructArray, make_array};
-use arrow_data::ArrayData;
+use arrow_array::{make_array, Array, ArrayRef, StructArray};
 use arrow_data::ffi::FFI_ArrowArray;
+use arrow_data::ArrayData;
 use arrow_schema::DataType;
 
 /// Same layout as the C Data Interface's `struct ArrowArray`.
