@@ -1,4 +1,4 @@
-//! The buffer life cycle (DESIGN.md §2): one [`Slot`] per buffer of every node.
+//! The buffer life cycle (docs/design.md §2): one [`Slot`] per buffer of every node.
 //!
 //! A slot holds the mutable buffer of the batch being written and the writer's
 //! own handles on the buffers of its last few finished batches (the retain

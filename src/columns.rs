@@ -1,5 +1,5 @@
 //! The column path: bulk copies of whole top-level columns from native slices
-//! or from any arrow array, with zeros under every null (DESIGN.md §2 rule 6).
+//! or from any arrow array, with zeros under every null (docs/design.md §2 rule 6).
 
 use arrow_array::Array;
 use arrow_buffer::bit_chunk_iterator::BitChunks;

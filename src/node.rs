@@ -1,5 +1,5 @@
 //! The node tree of a writer: one [`Node`] per field of the schema, nested
-//! fields included, numbered in pre-order (DESIGN.md, C-API.md "Nodes").
+//! fields included, numbered in pre-order (docs/design.md §6, "Nodes").
 
 use std::sync::Arc;
 

@@ -1,5 +1,5 @@
 //! Streaming: a pull-driven source of batches, as an arrow
-//! `RecordBatchReader` and exported as an `ArrowArrayStream` (DESIGN.md §3).
+//! `RecordBatchReader` and exported as an `ArrowArrayStream` (docs/design.md §3).
 
 use std::ffi::{c_char, c_int, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -36,7 +36,7 @@ impl Default for WriterOptions {
     }
 }
 
-/// Counters of a writer (DESIGN.md §2 rule 8).
+/// Counters of a writer (docs/design.md §2 rule 8).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct WriterStats {
     /// Batches finished.
@@ -226,7 +226,7 @@ impl ArrowWriter {
     }
 
     /// Takes the buffers of the new batch: released ones back from the ring,
-    /// new ones otherwise (DESIGN.md §2 rules 2, 3, 5, 7).
+    /// new ones otherwise (docs/design.md §2 rules 2, 3, 5, 7).
     fn start_batch(&mut self) {
         let recycle = self.options.recycle;
         let cap = self.options.batch_rows.min(RESERVE_ROWS);

@@ -1,4 +1,4 @@
-//! Determinism (DESIGN.md §2 rule 6): the readable bytes of a batch depend
+//! Determinism (docs/design.md §2 rule 6): the readable bytes of a batch depend
 //! only on the values written — never on what memory held before, never on
 //! whether reuse happened. A global allocator fills every new (non-zeroed)
 //! allocation with 0xA5 in "poison" mode and with zeros in "zero" mode; the

@@ -1,4 +1,4 @@
-//! The buffer life cycle seen by consumers (DESIGN.md §2, §3): reuse when
+//! The buffer life cycle seen by consumers (docs/design.md §2, §3): reuse when
 //! released, new memory when held, the retain ring, and ownership over the
 //! C Data Interface (children moved out, releases on other threads, the
 //! stream released before its batches).

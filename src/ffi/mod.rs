@@ -1,4 +1,4 @@
-//! The C ABI (C-API.md): one file per C object. Every `extern "C"` function
+//! The C ABI (docs/design.md §6): one file per C object. Every `extern "C"` function
 //! checks its pointers before use and catches panics; errors are errno values
 //! with a message naming the call, the node and the problem.
 

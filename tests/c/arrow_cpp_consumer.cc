@@ -322,7 +322,7 @@ struct NodeTree {
   std::vector<NodeTree> kids;
 };
 
-// node numbers: pre-order walk of the field tree, as C-API.md defines them
+// node numbers: pre-order walk of the field tree, as docs/design.md §6 defines them
 NodeTree number(const arrow::DataType& t, uint32_t& next) {
   NodeTree n;
   n.node = next++;

@@ -115,7 +115,7 @@ static Type *map_of(const char *name, bool nullable, Type *key, Type *value) {
   return with(ty(K_MAP, 4, name, "+m", nullable), entries);
 }
 
-/* Node numbers: pre-order walk of the field tree (C-API.md, "Nodes"). */
+/* Node numbers: pre-order walk of the field tree (docs/design.md §6, "Nodes"). */
 static void number_nodes(Type *t, uint32_t *next) {
   t->node = (*next)++;
   for (int i = 0; i < t->nchild; i++) number_nodes(t->child[i], next);

@@ -1,5 +1,5 @@
 //! Shared helpers of the integration tests: a writer of rows of every type,
-//! and the readable bytes of a batch (DESIGN.md §2).
+//! and the readable bytes of a batch (docs/design.md §2).
 #![allow(dead_code)]
 
 use std::sync::Arc;
@@ -168,7 +168,7 @@ pub fn all_types_batch(rows: usize, seed: u64, nulls: bool, options: WriterOptio
     w.finish().unwrap()
 }
 
-/// The readable bytes of `data` and its children (DESIGN.md §2): validity
+/// The readable bytes of `data` and its children (docs/design.md §2): validity
 /// ceil(n/8), fixed values n*width, boolean ceil(n/8), offsets (n+1)*width,
 /// data up to the last offset. A marker separates buffers.
 pub fn readable_bytes(data: &ArrayData, out: &mut Vec<u8>) {

@@ -179,7 +179,7 @@ def write_rows(w, schema, rows, decimal_via_i64=False):
 
 
 def readable_bytes(arr):
-    """The bytes of a pyarrow array that must be deterministic (DESIGN.md §2),
+    """The bytes of a pyarrow array that must be deterministic (docs/design.md §2),
     for its own buffers and every child's, as a list."""
     out = []
     t = arr.type
