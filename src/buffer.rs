@@ -155,6 +155,18 @@ impl Slot {
         }
     }
 
+    /// Clears every bit from `from` to the end of the bitmap (rolling back
+    /// a refused write, whose bits may lie past the node's length).
+    pub fn clear_bits_from(&mut self, from: usize) {
+        let slice = self.buf.as_slice_mut();
+        let byte = from >> 3;
+        if byte >= slice.len() {
+            return;
+        }
+        slice[byte] &= (1u8 << (from & 7)) - 1;
+        slice[byte + 1..].fill(0);
+    }
+
     /// Copies `len` bits of `src` starting at bit `src_offset` to bit `at`;
     /// returns how many of them are zero.
     pub fn copy_bits(&mut self, at: usize, src: &[u8], src_offset: usize, len: usize) -> usize {

@@ -220,7 +220,7 @@ impl ArrowWriter {
         let before: Vec<(usize, usize)> =
             subtree.iter().map(|&i| (self.nodes[i].len, self.nodes[i].null_count)).collect();
         if let Err(e) = write(self) {
-            self.truncate_nodes(&subtree, &before);
+            self.rollback_nodes(&subtree, &before);
             return Err(e);
         }
         let len = self.nodes[self.top[0]].len;

@@ -74,7 +74,7 @@ impl ArrowWriter {
         self.snapshot_values(node);
         if let Err(e) = write(self) {
             let enc = self.take_encoding(node);
-            self.restore_values(&enc);
+            self.rollback_nodes(&enc.subtree, &enc.snapshot);
             self.nodes[node].encoding = Some(enc);
             return Err(e);
         }

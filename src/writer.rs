@@ -1241,12 +1241,32 @@ impl ArrowWriter {
         }
     }
 
-    /// Cuts `node` back to `len` values with `nulls` nulls.
+    /// Undoes a refused write into `nodes`: cuts each back to its `(len,
+    /// nulls)` from before the write, as `truncate_nodes` does, after clearing
+    /// the validity (and boolean value) bits past each node's current length.
+    /// A nested copy writes a parent's validity bits, null count and offsets
+    /// before the parent's length moves (its children are copied in between),
+    /// so when a child refuses its values, those lie past the length: the
+    /// bits are cleared here, the offsets and the null count by `truncate_node`.
+    pub(crate) fn rollback_nodes(&mut self, nodes: &[usize], to: &[(usize, usize)]) {
+        for &i in nodes {
+            let n = &mut self.nodes[i];
+            let len = n.len;
+            if let Some(v) = &mut n.validity {
+                v.clear_bits_from(len);
+            }
+            if let (Kind::Bool, Some(v)) = (n.kind, &mut n.values) {
+                v.clear_bits_from(len);
+            }
+        }
+        self.truncate_nodes(nodes, to);
+    }
+
+    /// Cuts `node` back to `len` values with `nulls` nulls: its buffers end
+    /// where `len` values end, even when `len` is its current length (a
+    /// refused copy may have written offsets or values past it).
     pub(crate) fn truncate_node(&mut self, node: usize, len: usize, nulls: usize) {
         let n = &mut self.nodes[node];
-        if n.len == len {
-            return;
-        }
         let width = n.offset_width();
         if let Some(v) = &mut n.validity {
             v.clear_bits(len, n.len);
