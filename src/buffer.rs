@@ -36,11 +36,14 @@ pub(crate) struct Slot {
     ring: VecDeque<Buffer>,
     /// Bytes the previous batch used: the capacity hint for a new buffer.
     last_used: usize,
+    /// Capacity of `buf` when the batch started (counted then); `finish`
+    /// counts the growth since.
+    start_capacity: usize,
 }
 
 impl Default for Slot {
     fn default() -> Self {
-        Slot { buf: MutableBuffer::new(0), ring: VecDeque::new(), last_used: 0 }
+        Slot { buf: MutableBuffer::new(0), ring: VecDeque::new(), last_used: 0, start_capacity: 0 }
     }
 }
 
@@ -87,14 +90,18 @@ impl Slot {
             }
             Fill::Push => {}
         }
+        self.start_capacity = buf.capacity();
         self.buf = buf;
     }
 
     /// Freezes the current buffer (zero copy) at `len` bytes, keeps a handle
     /// in the ring (when recycling) and returns the buffer for the batch.
-    pub fn finish(&mut self, len: usize, recycle: bool, retain: usize) -> Buffer {
+    /// The capacity the buffer grew by during the batch counts as allocated.
+    pub fn finish(&mut self, len: usize, recycle: bool, retain: usize, counters: &mut Counters) -> Buffer {
         let mut buf = std::mem::replace(&mut self.buf, MutableBuffer::new(0));
         buf.resize(len, 0);
+        counters.bytes_allocated += buf.capacity().saturating_sub(self.start_capacity) as u64;
+        self.start_capacity = 0;
         self.last_used = len;
         let frozen: Buffer = buf.into();
         if recycle && retain > 0 {

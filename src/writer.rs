@@ -1345,10 +1345,11 @@ impl ArrowWriter {
             self.nodes[node].children.clone().into_iter().map(|c| self.freeze(c)).collect();
         let (recycle, retain) = (self.options.recycle, self.options.retain);
         let runs = self.nodes[node].value_node.map_or(0, |v| self.nodes[v].len);
+        let counters = &mut self.counters;
         let n = &mut self.nodes[node];
         let len = n.len;
         let width = n.offset_width();
-        let nulls = n.validity.as_mut().map(|v| v.finish(len.div_ceil(8), recycle, retain));
+        let nulls = n.validity.as_mut().map(|v| v.finish(len.div_ceil(8), recycle, retain, counters));
         let mut buffers = Vec::with_capacity(2);
         if let Some(v) = &mut n.values {
             let (values_bytes, data_bytes) = match n.kind {
@@ -1361,9 +1362,9 @@ impl ArrowWriter {
                 Kind::Encoded { ree: true, index_width } => (runs * index_width, 0),
                 _ => ((len + 1) * width, if n.data.is_some() { last_offset(v, width) } else { 0 }),
             };
-            buffers.push(v.finish(values_bytes, recycle, retain));
+            buffers.push(v.finish(values_bytes, recycle, retain, counters));
             if let Some(d) = &mut n.data {
-                buffers.push(d.finish(data_bytes, recycle, retain));
+                buffers.push(d.finish(data_bytes, recycle, retain, counters));
             }
         }
         let mut child_data = child_data;

@@ -38,8 +38,9 @@ fn write_batch(w: &mut ArrowWriter, path: Path, rows: usize, seed: u64) -> Recor
         }
         Path::Columns => {
             let b = all_types_batch(rows, seed, true, WriterOptions::default());
-            for (c, col) in b.columns().iter().enumerate() {
-                w.write_array(c, col.as_ref()).unwrap();
+            for (f, col) in b.schema().fields().iter().zip(b.columns()) {
+                let node = w.column_node(f.name()).unwrap();
+                w.write_array(node, col.as_ref()).unwrap();
             }
         }
     }
