@@ -1249,6 +1249,7 @@ fn run_rust(shape: &Shape, data: &Data, refusal: Refusal, path: Path, next: Next
     second(&mut reference);
     compare(&subject.finish().unwrap(), &reference.finish().unwrap(), &|| format!("{}: the batch after", what()));
     let (s, r) = (subject.stats(), reference.stats());
+    assert!(s.bytes_retained <= s.bytes_allocated && r.bytes_retained <= r.bytes_allocated, "{}: {s:?} {r:?}", what());
     assert_eq!(
         (s.batches, s.buffers_allocated, s.buffers_reused),
         (r.batches, r.buffers_allocated, r.buffers_reused),
@@ -1445,6 +1446,7 @@ fn run_c(shape: &Shape, data: &Data, refusal: Refusal, path: Path, next: Next) {
         format!("{}: the batch after", what())
     });
     let (s, r) = (subject.stats(), reference.stats());
+    assert!(s.bytes_retained <= s.bytes_allocated && r.bytes_retained <= r.bytes_allocated, "{}: {s:?} {r:?}", what());
     assert_eq!(
         (s.batches, s.buffers_allocated, s.buffers_reused),
         (r.batches, r.buffers_allocated, r.buffers_reused),
