@@ -219,9 +219,14 @@ impl ArrowWriter {
         let subtree = crate::node::subtree_of(&self.nodes, node);
         let before: Vec<(usize, usize)> =
             subtree.iter().map(|&i| (self.nodes[i].len, self.nodes[i].null_count)).collect();
+        self.refused_at = None;
         if let Err(e) = write(self) {
             self.rollback_nodes(&subtree, &before);
-            return Err(e);
+            // A nested value was refused: name the input row that holds it.
+            return Err(match self.refused_at.take() {
+                Some(row) => QuiverError::new(e.code(), format!("{} in input row {row}", e.message())),
+                None => e,
+            });
         }
         let len = self.nodes[self.top[0]].len;
         if len > self.rows && self.top.iter().all(|&c| self.nodes[c].len == len) {
@@ -387,9 +392,18 @@ impl ArrowWriter {
             if self.options.check_decimal_precision {
                 let src = &values[start * width..(start + count) * width];
                 if let Some(bad) = first_over_precision(src, width, p, bits) {
+                    let what = self.nodes[node].describe(node);
+                    if self.nodes[node].parent.is_none() {
+                        return Err(QuiverError::new(
+                            crate::error::ErrorCode::OutOfRange,
+                            format!("{call}: {what}: row {bad} does not fit precision {p}"),
+                        ));
+                    }
+                    // Nested: the callers map `bad` to the input row.
+                    self.refused_at = Some(bad);
                     return Err(QuiverError::new(
                         crate::error::ErrorCode::OutOfRange,
-                        format!("{call}: {}: row {bad} does not fit precision {p}", self.nodes[node].describe(node)),
+                        format!("{call}: {what}: a value does not fit precision {p}"),
                     ));
                 }
             }
@@ -474,7 +488,13 @@ impl ArrowWriter {
                 None => {
                     n.data.as_mut().expect("var data").buf.extend_from_slice(&data.buffers()[1].as_slice()[first..last])
                 }
-                Some(c) => self.copy_data(c, &data.child_data()[0], first, last - first)?,
+                Some(c) => self.copy_data(c, &data.child_data()[0], first, last - first).inspect_err(|_| {
+                    // The row whose values hold child value j.
+                    self.refused_at = self.refused_at.map(|j| {
+                        let row = (off + s..off + e).find(|&p| src[p + 1].into() > j as i64).unwrap_or(off + s);
+                        row - data.offset()
+                    })
+                })?,
             }
             Ok(())
         })
@@ -494,7 +514,10 @@ impl ArrowWriter {
             }
             Kind::Bool => return self.copy_fixed(node, CALL, data.buffers()[0].as_slice(), off, bits, count),
             Kind::Fixed { .. } => {
-                return self.copy_fixed(node, CALL, data.buffers()[0].as_slice(), off, bits, count);
+                return self.copy_fixed(node, CALL, data.buffers()[0].as_slice(), off, bits, count).inspect_err(|_| {
+                    // From an index past `off` to one of `data`.
+                    self.refused_at = self.refused_at.map(|bad| start + bad);
+                });
             }
             Kind::Encoded { .. } | Kind::Union { .. } | Kind::View { .. } | Kind::ListView { .. } => {
                 // Written value by value, which sets validity and length.
@@ -522,6 +545,7 @@ impl ArrowWriter {
                 for_each_run(bits, count, |s, e, valid| {
                     if valid {
                         self.copy_data(child, &data.child_data()[0], (off + s) * size, (e - s) * size)
+                            .inspect_err(|_| self.refused_at = self.refused_at.map(|j| j / size - data.offset()))
                     } else {
                         self.fill_null(child, (e - s) * size);
                         Ok(())
@@ -533,7 +557,8 @@ impl ArrowWriter {
                 for_each_run(bits, count, |s, e, valid| {
                     for (i, &c) in children.iter().enumerate() {
                         if valid {
-                            self.copy_data(c, &data.child_data()[i], off + s, e - s)?;
+                            self.copy_data(c, &data.child_data()[i], off + s, e - s)
+                                .inspect_err(|_| self.refused_at = self.refused_at.map(|j| j - data.offset()))?;
                         } else {
                             self.fill_null(c, e - s);
                         }

@@ -337,7 +337,8 @@ impl ArrowWriter {
                 match ours[key] {
                     Some(index) => self.push_index(node, index, index_width),
                     None => {
-                        self.append_encoded(node, |w| w.copy_data(v, values, key, 1))?;
+                        self.append_encoded(node, |w| w.copy_data(v, values, key, 1))
+                            .inspect_err(|_| self.refused_at = self.refused_at.map(|_| start + i))?;
                         let keys_now = self.nodes[node].values.as_ref().expect("keys").buf.as_slice();
                         ours[key] = Some(read_int(keys_now, index_width, self.nodes[node].len - 1) as u64 as usize);
                     }
@@ -357,7 +358,8 @@ impl ArrowWriter {
                 return Err(QuiverError::invalid("write_array: run ends stop before the array's length"));
             }
             let run_end = end_of(run).min(off + count);
-            self.append_encoded(node, |w| w.copy_data(v, values, run, 1))?;
+            self.append_encoded(node, |w| w.copy_data(v, values, run, 1))
+                .inspect_err(|_| self.refused_at = self.refused_at.map(|_| at - data.offset()))?;
             if run_end - at > 1 {
                 self.extend_last_run(node, run_end - at - 1);
             }

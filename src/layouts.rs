@@ -153,7 +153,8 @@ impl ArrowWriter {
             let child = self.nodes[node].children[member];
             let children = self.nodes[node].children.clone();
             let at = if dense { read_int(data.buffers()[1].as_slice(), 4, i) as usize } else { i };
-            self.copy_data(child, &data.child_data()[member], at, 1)?;
+            self.copy_data(child, &data.child_data()[member], at, 1)
+                .inspect_err(|_| self.refused_at = self.refused_at.map(|_| i - data.offset()))?;
             let n = &mut self.nodes[node];
             n.values.as_mut().expect("type ids").buf.push(type_id);
             if dense {
@@ -215,7 +216,8 @@ impl ArrowWriter {
                 read_int(data.buffers()[1].as_slice(), width, j) as usize,
             );
             let begin = self.nodes[child].len;
-            self.copy_data(child, &data.child_data()[0], o, size)?;
+            self.copy_data(child, &data.child_data()[0], o, size)
+                .inspect_err(|_| self.refused_at = self.refused_at.map(|_| start + i))?;
             self.nodes[node].open_start = begin;
             self.end_list_view(node)?;
             let n = &mut self.nodes[node];

@@ -90,6 +90,10 @@ pub struct ArrowWriter {
     /// first write, so that a consumer's release just before counts).
     started: bool,
     counters: Counters,
+    /// Column path: the value a nested copy refused, as an index into the
+    /// array being copied at the current level (each level maps it to its
+    /// own rows on the way out), so the error can name the input row.
+    pub(crate) refused_at: Option<usize>,
     batches: u64,
 }
 
@@ -156,6 +160,7 @@ impl ArrowWriter {
             snapshot,
             started: false,
             counters: Counters::default(),
+            refused_at: None,
             batches: 0,
         })
     }

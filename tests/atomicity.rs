@@ -563,16 +563,18 @@ fn gen(dt: &DataType, nullable: bool, n: usize, seed: usize, last: Last) -> Arra
                     } else if nullable && null_at(i, n, salt) {
                         None
                     } else {
-                        Some(((i + seed) % m) as i16)
+                        // The last value only in the last row.
+                        Some(((i + seed) % (m - 1).max(1)) as i16)
                     }
                 })
                 .collect();
             Arc::new(DictionaryArray::<Int16Type>::try_new(Int16Array::from(keys), values).unwrap())
         }
         DataType::RunEndEncoded(_, values_field) => {
-            // Runs of 2 (the last may be 1).
-            let runs = n.div_ceil(2);
-            let ends: Vec<i32> = (0..runs).map(|r| ((r + 1) * 2).min(n) as i32).collect();
+            // Runs of 2 (or 1), then the last row alone.
+            let mut ends: Vec<i32> = (1..n).step_by(2).map(|e| (e + 1).min(n - 1) as i32).collect();
+            ends.push(n as i32);
+            let runs = ends.len();
             let (t, nl) = field_of(values_field);
             let values = gen(&t, nl, runs, seed + 1, last);
             Arc::new(RunArray::<Int32Type>::try_new(&Int32Array::from(ends), &values).unwrap())
@@ -1228,7 +1230,10 @@ fn run_rust(shape: &Shape, data: &Data, refusal: Refusal, path: Path, next: Next
         outcome = Some(r);
     }
     match outcome {
-        Some(Err((rc, msg))) => assert_eq!(rc, expected_rc, "{}: refused with {rc} ({msg})", what()),
+        Some(Err((rc, msg))) => {
+            assert_eq!(rc, expected_rc, "{}: refused with {rc} ({msg})", what());
+            names_the_input_row(refusal, path, &msg, &what);
+        }
         Some(Ok(())) => panic!("{}: the call was not refused", what()),
         None => panic!("{}: the refused call was never made (no such position)", what()),
     }
@@ -1256,6 +1261,18 @@ fn run_rust(shape: &Shape, data: &Data, refusal: Refusal, path: Path, next: Next
         "{}",
         what()
     );
+}
+
+/// A decimal refused by the column path names the input row that holds it:
+/// the refused inputs hold it in their last row (row 2 of 3).
+fn names_the_input_row(refusal: Refusal, path: Path, msg: &str, what: &dyn Fn() -> String) {
+    if refusal == Refusal::DecimalOverPrecision && !matches!(path, Path::RowMidRow | Path::RowAfterBegin) {
+        assert!(
+            msg.contains("row 2 does not fit precision") || msg.ends_with("in input row 2"),
+            "{}: the message does not name input row 2: {msg}",
+            what()
+        );
+    }
 }
 
 /// Finds the array of the FFI tree that holds the leaf (following the
@@ -1425,7 +1442,10 @@ fn run_c(shape: &Shape, data: &Data, refusal: Refusal, path: Path, next: Next) {
         assert_eq!(subject.rows(), rows, "{}: the refused call changed the committed rows", what());
     }
     match outcome {
-        Err((rc, msg)) => assert_eq!(rc, expected_rc, "{}: refused with {rc} ({msg})", what()),
+        Err((rc, msg)) => {
+            assert_eq!(rc, expected_rc, "{}: refused with {rc} ({msg})", what());
+            names_the_input_row(refusal, path, &msg, &what);
+        }
         Ok(()) => panic!("{}: the call was not refused", what()),
     }
     let second = |w: &mut CWriter| match next {

@@ -226,3 +226,31 @@ fn refused_map_with_a_decimal_over_precision_changes_nothing() {
         }
     });
 }
+
+/// Issue 12 item 4: the error names the input row holding the refused
+/// value, not its index within the copied run of the nested node.
+#[test]
+fn a_nested_precision_error_names_the_input_row() {
+    let cases: Vec<(&str, ArrayRef, usize)> = vec![
+        (
+            "s: struct<a: int32, d: decimal128(5, 0)>",
+            struct_array(&[None, Some(2)], &[None, Some(BIG)], &[false, true]),
+            1,
+        ),
+        (
+            "s: struct<a: int32, d: decimal128(5, 0)>",
+            struct_array(&[Some(1), Some(2), None, Some(4)], &[Some(1), Some(2), None, Some(BIG)], &[true; 4])
+                .slice(1, 3),
+            2,
+        ),
+        ("l: list<decimal128(5, 0)>", list_array(&[0, 1, 3], &[Some(0), Some(2), Some(1_000_000)], &[false, true]), 1),
+        ("l: list<decimal128(5, 0)>", list_array(&[0, 2, 2, 3], &[Some(1), Some(2), Some(BIG)], &[true; 3]), 2),
+    ];
+    for (schema, bad, row) in cases {
+        let mut w = ArrowWriter::from_text(schema, WriterOptions::default()).unwrap();
+        let e = w.write_array(0, bad.as_ref()).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::OutOfRange);
+        assert!(e.message().ends_with(&format!("in input row {row}")), "{schema}: {e}");
+        assert!(e.message().contains("does not fit precision 5"), "{schema}: {e}");
+    }
+}
