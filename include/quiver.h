@@ -115,7 +115,8 @@ typedef struct QuiverOptions {
 
 /**
  * Writes up to `max_rows` rows into `w`. Returns 0 on success; writing no
- * row ends the stream. A non-zero return ends the stream with EIO and the
+ * row (and leaving no half row) ends the stream. Returning with a row half
+ * written fails the stream with EINVAL. A non-zero return ends the stream with EIO and the
  * writer's last error (set one with `quiver_writer_set_error`). The writer
  * belongs to the stream: do not free it or keep it after returning.
  */

@@ -33,15 +33,15 @@ pub trait BatchSource: Send {
 }
 
 /// Finishes a fill step with the stream rules: more rows than asked for are
-/// refused, an incomplete row is refused; an `End` with no rows ends the
-/// stream. Returns the batch to emit, if any.
+/// refused, an incomplete row is refused (also when it is the only thing
+/// the fill wrote); an `End` with no rows ends the stream. Returns the batch
+/// to emit, if any.
 pub(crate) fn finish_step(writer: &mut ArrowWriter, step: Step, max_rows: usize) -> Result<Option<RecordBatch>> {
     let rows = writer.rows();
     if rows > max_rows {
         return Err(QuiverError::invalid(format!("fill wrote {rows} rows, more than max_rows {max_rows}")));
     }
-    if step == Step::End && rows == 0 {
-        writer.abort_row()?;
+    if step == Step::End && rows == 0 && !writer.row_pending() {
         return Ok(None);
     }
     writer.finish().map(Some).map_err(|e| e.context("after fill"))

@@ -183,6 +183,11 @@ impl ArrowWriter {
         self.rows
     }
 
+    /// Whether the current row has values or open nodes not yet committed.
+    pub(crate) fn row_pending(&self) -> bool {
+        self.started && (!self.open.is_empty() || self.top.iter().any(|&c| self.nodes[c].len != self.rows))
+    }
+
     /// Number of nodes (fields, nested ones included).
     pub fn node_count(&self) -> usize {
         self.public

@@ -1611,6 +1611,7 @@ const STREAM_CASES: &[(&str, &str, i64, &[&str])] = &[
     ("fill callback fails (no message)", "get_next", EIO, &["fill callback returned -1", "(no message set)"]),
     ("fill writes more than max_rows", "get_next", EINVAL, &["fill wrote 5 rows, more than max_rows 4"]),
     ("fill returns 0 with an incomplete row", "get_next", EINVAL, &["after fill", "incomplete"]),
+    ("fill returns 0 with only a half row", "get_next", EINVAL, &["after fill", "row 0 is incomplete"]),
     ("fill triggers a panic inside the library", "get_next", ENOTRECOVERABLE, &["fill", "append_i64", "panic caught"]),
     ("Rust fill closure panics", "get_next", ENOTRECOVERABLE, &["fill panicked", "boom"]),
     ("Rust fill closure returns an error", "get_next", EIO, &["fill failed", "bad row 7"]),
@@ -1679,20 +1680,31 @@ fn fill_writing_too_much_or_an_incomplete_row_fails_the_stream() {
     }
 }
 
-/// A fill that commits no row but leaves a half row: that is "writing no
-/// row", so the stream ends (the half row is dropped), not an error.
+/// A fill that commits no row but leaves a half row fails the stream with
+/// EINVAL, as a half row after committed rows does: ending the stream
+/// instead would drop the value silently (docs/ffi.md).
 #[test]
-fn fill_with_only_a_half_row_ends_the_stream() {
+fn fill_with_only_a_half_row_fails_the_stream() {
     let _serial = serial();
+    let class = "fill returns 0 with only a half row";
     let mut released = false;
     let mut s = c_stream(FillMode::HalfRowOnly, 4, &mut released);
-    for _ in 0..2 {
-        let (rc, a, _) = next(&mut s);
-        assert_eq!(rc, 0);
-        assert!(a.is_released());
-    }
+    let (rc, a, msg) = next(&mut s);
+    check_stream_error(class, rc, &msg);
+    assert!(a.is_released());
+    let (rc2, _, msg2) = next(&mut s);
+    assert_eq!((rc2, msg2), (rc, msg), "sticky");
     drop(s);
     assert!(released);
+    // The Rust stream: a closure that ends with only a half row, likewise.
+    let w = rust_writer(STREAM_SCHEMA, 4);
+    let mut st = WriterStream::new(w, |w: &mut ArrowWriter, _| {
+        w.append_i64(0, 1)?;
+        Ok(Step::End)
+    });
+    let e = st.next().unwrap().unwrap_err().to_string();
+    assert!(e.contains("after fill") && e.contains("row 0 is incomplete"), "{e}");
+    assert!(st.next().unwrap().is_err(), "sticky");
 }
 
 #[test]
