@@ -144,7 +144,10 @@ typedef struct QuiverStats {
    */
   uint64_t buffers_allocated;
   /**
-   * Bytes newly allocated (new buffers and growth of reused ones).
+   * Bytes of capacity newly allocated: new buffers, and the growth of any
+   * buffer (a reused one reserved for the batch, or one that grows while
+   * the batch is written, counted when the batch is finished). Never less
+   * than `bytes_retained`.
    */
   uint64_t bytes_allocated;
   /**

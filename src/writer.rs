@@ -45,7 +45,10 @@ pub struct WriterStats {
     pub buffers_reused: u64,
     /// Buffers newly allocated.
     pub buffers_allocated: u64,
-    /// Bytes newly allocated (new buffers and growth of reused ones).
+    /// Bytes of capacity newly allocated: new buffers, and the growth of any
+    /// buffer (a reused one reserved for the batch, or one that grows while
+    /// the batch is written, counted when the batch is finished). Never less
+    /// than `bytes_retained`.
     pub bytes_allocated: u64,
     /// Bytes of earlier batches' buffers the writer holds for reuse right now.
     pub bytes_retained: u64,
