@@ -775,7 +775,8 @@ enum Outcome {
     Fail(Option<&'static str>),
     /// Wrote max_rows + 1 rows.
     TooMany,
-    /// Wrote this many rows, then left a row open.
+    /// Wrote this many rows, then left a row half written (EINVAL, even
+    /// after no row).
     Partial(usize),
 }
 
@@ -1035,7 +1036,7 @@ pub fn run(data: &[u8]) {
                         let want = match st_.ctx.outcomes[calls - 1].clone() {
                             Outcome::Rows(rows) if rows.is_empty() => Ok(None),
                             Outcome::Rows(rows) => Ok(Some(rows)),
-                            Outcome::Partial(0) => Ok(None),
+                            // A half row fails the stream, also when it is all the fill wrote.
                             Outcome::Partial(_) | Outcome::TooMany => Err((EINVAL, None)),
                             Outcome::Fail(msg) => Err((EIO, Some(msg.unwrap_or("(no message set)")))),
                         };
