@@ -168,7 +168,8 @@ struct RawSchema {
 /// [`MAX_FIELDS`] before anything recursive (quiver's structure check,
 /// arrow's import) reads it. `schema` is at `root_depth`: 0 for the struct
 /// whose children are the columns (`quiver_writer_new`, `quiver_stream_new`),
-/// 1 for a column's array (`quiver_write_array`).
+/// 1 for a column's array (`quiver_write_array`, named `array` in the
+/// message whatever its name).
 ///
 /// The walk only follows pointers the structure check would follow too: it
 /// does not descend into a released struct (`release` NULL), a NULL
@@ -195,7 +196,10 @@ pub unsafe fn check_ffi_schema(
         // dictionary pointer of a struct checked below).
         let raw = unsafe { &*s };
         if depth > 0 {
-            let name = if raw.name.is_null() {
+            let name = if depth == root_depth {
+                // The array handed to the column path, as in check_data_type.
+                "array".to_string()
+            } else if raw.name.is_null() {
                 String::new()
             } else {
                 // SAFETY: a non-NULL name is a NUL-terminated string.
