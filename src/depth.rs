@@ -30,6 +30,14 @@ pub const MAX_DEPTH: usize = 64;
 /// form a cycle.
 pub const MAX_FIELDS: usize = 1 << 20;
 
+/// The most bytes of fixed-width data one top-level value may take: the
+/// widths of its fields, each multiplied by the sizes of the fixed-size lists
+/// above it, summed over struct, union and run-end children. A null takes
+/// them all (zeros under every null), so a schema over it could make one
+/// `append_null` allocate terabytes; the text, an arrow `Schema` and (once
+/// imported) a C `ArrowSchema` are refused instead.
+pub const MAX_VALUE_BYTES: u64 = 1 << 24;
+
 /// Names shown in a refusal: the first levels of the path, not all of them.
 const PATH_LEVELS: usize = 4;
 /// Characters shown of each name in a refusal.
@@ -119,22 +127,54 @@ fn children_of(dt: &DataType) -> Vec<(&str, &DataType)> {
     }
 }
 
+/// Bytes one value of `dt` itself takes in its own buffers (its children
+/// not included), at least 1.
+fn own_bytes(dt: &DataType) -> u64 {
+    match dt {
+        DataType::FixedSizeBinary(n) => (*n).max(1) as u64,
+        DataType::Decimal256(..) => 32,
+        DataType::Decimal128(..) | DataType::Interval(arrow_schema::IntervalUnit::MonthDayNano) => 16,
+        DataType::Utf8View | DataType::BinaryView => 16,
+        DataType::ListView(_) | DataType::LargeListView(_) => 16,
+        DataType::Dictionary(key, _) => key.primitive_width().unwrap_or(8) as u64,
+        other => other.primitive_width().unwrap_or(8).max(1) as u64,
+    }
+}
+
 /// Walks `roots` (name and type of fields at depth 1) iteratively.
 fn walk_types<'a>(roots: impl DoubleEndedIterator<Item = (&'a str, &'a DataType)>, call: &str) -> Result<()> {
     let mut walk = Walk::new();
-    let mut stack: Vec<(&str, &DataType, usize)> = roots.rev().map(|(n, t)| (n, t, 1)).collect();
+    // (name, type, depth, fixed-size list sizes above it multiplied, top-level column)
+    let mut stack: Vec<(&str, &DataType, usize, u64, usize)> =
+        roots.enumerate().map(|(i, (n, t))| (n, t, 1, 1, i)).collect::<Vec<_>>().into_iter().rev().collect();
     if !walk.found(stack.len()) {
         return walk.finish(call, false);
     }
-    while let Some((name, dt, depth)) = stack.pop() {
+    let mut value_bytes: Vec<u64> = vec![0; stack.len()];
+    let mut names: Vec<&str> = stack.iter().rev().map(|e| e.0).collect();
+    while let Some((name, dt, depth, mult, column)) = stack.pop() {
         walk.visit(name, depth);
+        value_bytes[column] = value_bytes[column].saturating_add(mult.saturating_mul(own_bytes(dt)));
         let children = children_of(dt);
         if !walk.found(children.len()) {
             return walk.finish(call, false);
         }
-        stack.extend(children.into_iter().rev().map(|(n, t)| (n, t, depth + 1)));
+        let mult = match dt {
+            DataType::FixedSizeList(_, n) => mult.saturating_mul((*n).max(0) as u64),
+            _ => mult,
+        };
+        stack.extend(children.into_iter().rev().map(|(n, t)| (n, t, depth + 1, mult, column)));
     }
-    walk.finish(call, true)
+    walk.finish(call, true)?;
+    if let Some((i, bytes)) = value_bytes.iter().enumerate().find(|(_, b)| **b > MAX_VALUE_BYTES) {
+        return Err(QuiverError::invalid(format!(
+            "{call}: a value of column '{}' takes {} bytes of fixed-width data (widths times fixed-size list \
+             sizes), over the bound of {MAX_VALUE_BYTES}",
+            std::mem::take(&mut names[i]).chars().take(NAME_CHARS).collect::<String>(),
+            if *bytes == u64::MAX { "2^64 or more".to_string() } else { bytes.to_string() }
+        )));
+    }
+    Ok(())
 }
 
 /// Checks every column of `schema` against [`MAX_DEPTH`] and the whole

@@ -11,7 +11,8 @@ use crate::error::{ErrorCode, QuiverError, Result};
 /// Parses the text form into a schema. Errors name the byte position and
 /// what was expected there. Nesting deeper than [`MAX_DEPTH`] or more than
 /// [`MAX_FIELDS`] fields are refused as the parser reaches them, before it
-/// descends any further.
+/// descends any further; so is a column whose one value passes
+/// [`MAX_VALUE_BYTES`](crate::depth::MAX_VALUE_BYTES), as the writer would.
 pub fn parse_schema(text: &str) -> Result<Schema> {
     let mut p = Parser { text, pos: 0, path: Vec::new(), fields: 0 };
     let fields = p.fields(None)?;
@@ -22,7 +23,10 @@ pub fn parse_schema(text: &str) -> Result<Schema> {
     if fields.is_empty() {
         return Err(p.error("a field (`name: type`)"));
     }
-    Ok(Schema::new(fields))
+    let schema = Schema::new(fields);
+    // The bounds the writer applies (within the nesting bound already).
+    crate::depth::check_schema(&schema, "schema text")?;
+    Ok(schema)
 }
 
 struct Parser<'a> {
