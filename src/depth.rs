@@ -127,17 +127,17 @@ fn children_of(dt: &DataType) -> Vec<(&str, &DataType)> {
     }
 }
 
-/// Bytes one value of `dt` itself takes in its own buffers (its children
-/// not included), at least 1.
+/// Bytes one value of `dt` itself takes in its own buffers, its children
+/// not included (validity bits not counted).
 fn own_bytes(dt: &DataType) -> u64 {
     match dt {
-        DataType::FixedSizeBinary(n) => (*n).max(1) as u64,
-        DataType::Decimal256(..) => 32,
-        DataType::Decimal128(..) | DataType::Interval(arrow_schema::IntervalUnit::MonthDayNano) => 16,
-        DataType::Utf8View | DataType::BinaryView => 16,
-        DataType::ListView(_) | DataType::LargeListView(_) => 16,
+        DataType::Null | DataType::Struct(_) | DataType::FixedSizeList(..) | DataType::RunEndEncoded(..) => 0,
+        DataType::Boolean => 1,
+        DataType::FixedSizeBinary(n) => (*n).max(0) as u64,
+        DataType::Utf8View | DataType::BinaryView | DataType::ListView(_) | DataType::LargeListView(_) => 16,
+        DataType::Union(_, mode) => 1 + 4 * u64::from(*mode == arrow_schema::UnionMode::Dense),
         DataType::Dictionary(key, _) => key.primitive_width().unwrap_or(8) as u64,
-        other => other.primitive_width().unwrap_or(8).max(1) as u64,
+        other => other.primitive_width().unwrap_or(8) as u64,
     }
 }
 
