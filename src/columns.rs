@@ -317,6 +317,7 @@ impl ArrowWriter {
     /// Appends a whole top-level column copied from `array` (any arrow array
     /// of the column's type, sliced ones included). Null slots get zeros.
     pub fn write_array(&mut self, node: usize, array: &dyn Array) -> Result<()> {
+        crate::depth::check_data_type(array.data_type(), "write_array")?;
         self.write_array_data(node, &array.to_data())
     }
 

@@ -7,6 +7,7 @@
 
 mod buffer;
 mod columns;
+pub mod depth;
 mod encoded;
 pub mod error;
 mod layouts;
@@ -14,8 +15,9 @@ mod node;
 pub mod schema_text;
 mod writer;
 
+pub use depth::{MAX_DEPTH, MAX_FIELDS};
 pub use error::{ErrorCode, QuiverError, Result};
-pub use schema_text::parse_schema;
+pub use schema_text::{parse_schema, schema_to_text};
 pub use writer::{ArrowWriter, WriterOptions, WriterStats, MAX_BATCH_ROWS};
 pub mod export;
 pub mod stream;

@@ -3,14 +3,18 @@
 
 use std::sync::Arc;
 
-use arrow_schema::{DataType, Field, Fields, IntervalUnit, Schema, TimeUnit};
+use arrow_schema::{DataType, Field, Fields, IntervalUnit, Schema, TimeUnit, UnionFields, UnionMode};
 
-use crate::error::{QuiverError, Result};
+use crate::depth::{depth_error, MAX_DEPTH, MAX_FIELDS};
+use crate::error::{ErrorCode, QuiverError, Result};
 
 /// Parses the text form into a schema. Errors name the byte position and
-/// what was expected there.
+/// what was expected there. Nesting deeper than [`MAX_DEPTH`] or more than
+/// [`MAX_FIELDS`] fields are refused as the parser reaches them, before it
+/// descends any further; so is a column whose one value passes
+/// [`MAX_VALUE_BYTES`](crate::depth::MAX_VALUE_BYTES), as the writer would.
 pub fn parse_schema(text: &str) -> Result<Schema> {
-    let mut p = Parser { text, pos: 0 };
+    let mut p = Parser { text, pos: 0, path: Vec::new(), fields: 0 };
     let fields = p.fields(None)?;
     p.skip_ws();
     if p.pos < text.len() {
@@ -19,15 +23,48 @@ pub fn parse_schema(text: &str) -> Result<Schema> {
     if fields.is_empty() {
         return Err(p.error("a field (`name: type`)"));
     }
-    Ok(Schema::new(fields))
+    let schema = Schema::new(fields);
+    // The bounds the writer applies (within the nesting bound already).
+    crate::depth::check_schema(&schema, "schema text")?;
+    Ok(schema)
 }
 
 struct Parser<'a> {
     text: &'a str,
     pos: usize,
+    /// Names of the fields being parsed, outermost first: its length is the
+    /// depth of the innermost one.
+    path: Vec<String>,
+    /// Fields parsed so far (nested ones, map entries, dictionary values and
+    /// run ends included).
+    fields: usize,
 }
 
 impl<'a> Parser<'a> {
+    /// Enters a field one level below the current one, or refuses it when
+    /// that passes the nesting or field bound.
+    fn enter(&mut self, name: &str) -> Result<()> {
+        self.fields += 1;
+        if self.fields > MAX_FIELDS {
+            return Err(QuiverError::invalid(format!(
+                "schema text: at position {}: more than {MAX_FIELDS} fields (nested fields included), over the bound \
+                 of {MAX_FIELDS}",
+                self.pos
+            )));
+        }
+        if self.path.len() >= MAX_DEPTH {
+            let mut path = self.path.clone();
+            path.push(name.to_string());
+            return Err(depth_error(&format!("schema text: at position {}", self.pos), MAX_DEPTH + 1, true, &path));
+        }
+        self.path.push(name.to_string());
+        Ok(())
+    }
+
+    fn leave(&mut self) {
+        self.path.pop();
+    }
+
     fn error(&self, expected: &str) -> QuiverError {
         let rest: String = self.text[self.pos..].chars().take(20).collect();
         let found = if rest.is_empty() { "the end".to_string() } else { format!("'{rest}'") };
@@ -124,16 +161,33 @@ impl<'a> Parser<'a> {
         })
     }
 
-    /// `name: type [not null], ...` up to `close` (or the end).
+    /// `name: type [not null], ...` up to `close` (or the end); with
+    /// `ids`, each name may carry a union type id (`name@3`), else members
+    /// are numbered from 0.
     fn fields(&mut self, close: Option<char>) -> Result<Vec<Field>> {
+        Ok(self.members(close, false)?.into_iter().map(|(_, f)| f).collect())
+    }
+
+    fn members(&mut self, close: Option<char>, ids: bool) -> Result<Vec<(Option<i64>, Field)>> {
         let mut fields = Vec::new();
         loop {
             if close.is_some() && self.peek() == close || close.is_none() && self.peek().is_none() {
                 break;
             }
             let name = self.name()?;
+            let id = if ids && self.eat('@') {
+                let at = self.pos;
+                let id = self.number()?;
+                if !(0..=127).contains(&id) {
+                    self.pos = at;
+                    return Err(self.error("a union type id 0..=127"));
+                }
+                Some(id)
+            } else {
+                None
+            };
             self.expect(':')?;
-            fields.push(self.typed_field(name)?);
+            fields.push((id, self.typed_field(name)?));
             if !self.eat(',') {
                 break;
             }
@@ -141,7 +195,10 @@ impl<'a> Parser<'a> {
         Ok(fields)
     }
 
+    /// `type [not null]` of a field named `name`, one level below the
+    /// current one.
     fn typed_field(&mut self, name: String) -> Result<Field> {
+        self.enter(&name)?;
         let data_type = self.data_type()?;
         let save = self.pos;
         let nullable = match self.ident() {
@@ -156,7 +213,43 @@ impl<'a> Parser<'a> {
                 true
             }
         };
+        self.leave();
         Ok(Field::new(name, data_type, nullable))
+    }
+
+    /// The child of a list, map or run-end encoded type: `[name:] type [not
+    /// null]`, named `default` unless a name is given.
+    fn element(&mut self, default: &str) -> Result<Field> {
+        let save = self.pos;
+        let named = match self.peek() {
+            Some('"') => true,
+            _ => self.ident().is_some() && self.peek() == Some(':'),
+        };
+        self.pos = save;
+        let name = if named {
+            let name = self.name()?;
+            self.expect(':')?;
+            name
+        } else {
+            default.to_string()
+        };
+        self.typed_field(name)
+    }
+
+    /// One of the words in `allowed`, as its data type.
+    fn int_type(&mut self, allowed: &[&str], expected: &str) -> Result<DataType> {
+        let at = self.pos;
+        let word = self.ident();
+        match word {
+            Some(w) if allowed.contains(&w) => {
+                self.pos = at;
+                self.data_type()
+            }
+            _ => {
+                self.pos = at;
+                Err(self.error(expected))
+            }
+        }
     }
 
     fn unit(&mut self) -> Result<TimeUnit> {
@@ -210,6 +303,8 @@ impl<'a> Parser<'a> {
             "large_utf8" => DataType::LargeUtf8,
             "binary" => DataType::Binary,
             "large_binary" => DataType::LargeBinary,
+            "utf8_view" | "string_view" => DataType::Utf8View,
+            "binary_view" => DataType::BinaryView,
             "date32" => DataType::Date32,
             "date64" => DataType::Date64,
             "decimal32" => {
@@ -302,19 +397,20 @@ impl<'a> Parser<'a> {
                 self.expect(')')?;
                 DataType::FixedSizeBinary(n as i32)
             }
-            "list" | "large_list" => {
+            "list" | "large_list" | "list_view" | "large_list_view" => {
                 self.expect('<')?;
-                let item = Arc::new(self.typed_field("item".into())?);
+                let item = Arc::new(self.element("item")?);
                 self.expect('>')?;
-                if word == "list" {
-                    DataType::List(item)
-                } else {
-                    DataType::LargeList(item)
+                match word {
+                    "list" => DataType::List(item),
+                    "large_list" => DataType::LargeList(item),
+                    "list_view" => DataType::ListView(item),
+                    _ => DataType::LargeListView(item),
                 }
             }
             "fixed_size_list" => {
                 self.expect('<')?;
-                let item = Arc::new(self.typed_field("item".into())?);
+                let item = Arc::new(self.element("item")?);
                 self.expect(',')?;
                 let at = self.pos;
                 let n = self.number()?;
@@ -333,13 +429,71 @@ impl<'a> Parser<'a> {
             }
             "map" => {
                 self.expect('<')?;
-                let key = self.typed_field("key".into())?;
-                let key = key.with_nullable(false);
+                self.enter("entries")?;
+                let key = self.element("key")?.with_nullable(false);
                 self.expect(',')?;
-                let value = self.typed_field("value".into())?;
+                let value = self.element("value")?;
+                self.leave();
+                let sorted = if self.eat(',') {
+                    let at = self.pos;
+                    if self.ident() != Some("sorted") {
+                        self.pos = at;
+                        return Err(self.error("'sorted'"));
+                    }
+                    true
+                } else {
+                    false
+                };
                 self.expect('>')?;
                 let entries = Field::new("entries", DataType::Struct(Fields::from(vec![key, value])), false);
-                DataType::Map(Arc::new(entries), false)
+                DataType::Map(Arc::new(entries), sorted)
+            }
+            "dictionary" => {
+                self.expect('<')?;
+                let key = self.int_type(
+                    &["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"],
+                    "an integer key type (int8..int64, uint8..uint64)",
+                )?;
+                self.expect(',')?;
+                self.enter("values")?;
+                let value = self.data_type()?;
+                self.leave();
+                self.expect('>')?;
+                DataType::Dictionary(Box::new(key), Box::new(value))
+            }
+            "run_end_encoded" => {
+                self.expect('<')?;
+                self.enter("run_ends")?;
+                let run_ends = self.int_type(&["int16", "int32", "int64"], "a run-end type (int16, int32, int64)")?;
+                self.leave();
+                self.expect(',')?;
+                let values = self.element("values")?;
+                self.expect('>')?;
+                DataType::RunEndEncoded(Arc::new(Field::new("run_ends", run_ends, false)), Arc::new(values))
+            }
+            "sparse_union" | "dense_union" => {
+                self.expect('<')?;
+                let at = self.pos;
+                let members = self.members(Some('>'), true)?;
+                self.expect('>')?;
+                if members.is_empty() || members.len() > 128 {
+                    self.pos = at;
+                    return Err(self.error("1 to 128 union members"));
+                }
+                let mut seen = [false; 128];
+                let mut ids = Vec::with_capacity(members.len());
+                for (i, (id, _)) in members.iter().enumerate() {
+                    let id = id.unwrap_or(i as i64) as usize;
+                    if id > 127 || std::mem::replace(&mut seen[id], true) {
+                        self.pos = at;
+                        return Err(self.error(&format!("distinct union type ids (member {i} repeats or passes 127)")));
+                    }
+                    ids.push(id as i8);
+                }
+                let fields = UnionFields::try_new(ids, members.into_iter().map(|(_, f)| f))
+                    .map_err(|e| QuiverError::invalid(format!("schema text: at position {at}: {e}")))?;
+                let mode = if word == "dense_union" { UnionMode::Dense } else { UnionMode::Sparse };
+                DataType::Union(fields, mode)
             }
             _ => {
                 self.pos = start;
@@ -348,4 +502,236 @@ impl<'a> Parser<'a> {
         };
         Ok(dt)
     }
+}
+
+/// The text form of `schema`, which [`parse_schema`] reads back as an equal
+/// schema: `schema_to_text(&parse_schema(t)?)` parses to what `t` did.
+/// Errors: `EINVAL` over the nesting bound ([`MAX_DEPTH`]) or the field
+/// bound; `ENOSYS` for what the text form cannot spell (schema or field
+/// metadata, ordered dictionaries, map entries not named `entries`/nullable,
+/// a nullable map key, run ends not named `run_ends` or nullable, keys
+/// or run ends of a type the writer refuses). The walk is recursive, after the iterative depth check.
+pub fn schema_to_text(schema: &Schema) -> Result<String> {
+    crate::depth::check_schema(schema, "schema_to_text")?;
+    if !schema.metadata().is_empty() {
+        return Err(unspellable("schema metadata"));
+    }
+    let mut out = String::new();
+    for (i, f) in schema.fields().iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        push_name(&mut out, f.name());
+        out.push_str(": ");
+        push_field(&mut out, f)?;
+    }
+    Ok(out)
+}
+
+/// The text form of a data type alone (as a field of it would be spelled
+/// after `name: `, without `not null`).
+pub fn data_type_to_text(data_type: &DataType) -> Result<String> {
+    crate::depth::check_data_type(data_type, "data_type_to_text")?;
+    let mut out = String::new();
+    push_type(&mut out, data_type)?;
+    Ok(out)
+}
+
+fn unspellable(what: &str) -> QuiverError {
+    QuiverError::new(ErrorCode::Unsupported, format!("schema_to_text: the text form cannot spell {what}"))
+}
+
+/// A name as the parser reads it: bare when it is an identifier, else quoted.
+fn push_name(out: &mut String, name: &str) {
+    let bare = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    if bare {
+        out.push_str(name);
+    } else {
+        push_quoted(out, name);
+    }
+}
+
+fn push_quoted(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        if c == '"' || c == '\\' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+}
+
+/// `type [not null]` of a field.
+fn push_field(out: &mut String, f: &Field) -> Result<()> {
+    if !f.metadata().is_empty() {
+        return Err(unspellable(&format!("the metadata of field '{}'", f.name())));
+    }
+    if f.dict_is_ordered() == Some(true) {
+        return Err(unspellable(&format!("the ordered dictionary of field '{}'", f.name())));
+    }
+    push_type(out, f.data_type())?;
+    if !f.is_nullable() {
+        out.push_str(" not null");
+    }
+    Ok(())
+}
+
+/// A list, map or run-end child: `[name: ]type [not null]`, the name left
+/// out when it is the default one.
+fn push_element(out: &mut String, f: &Field, default: &str) -> Result<()> {
+    if f.name() != default {
+        push_name(out, f.name());
+        out.push_str(": ");
+    }
+    push_field(out, f)
+}
+
+fn unit_text(unit: &TimeUnit) -> &'static str {
+    match unit {
+        TimeUnit::Second => "s",
+        TimeUnit::Millisecond => "ms",
+        TimeUnit::Microsecond => "us",
+        TimeUnit::Nanosecond => "ns",
+    }
+}
+
+fn push_type(out: &mut String, dt: &DataType) -> Result<()> {
+    use std::fmt::Write;
+    let simple = match dt {
+        DataType::Null => "null",
+        DataType::Boolean => "bool",
+        DataType::Int8 => "int8",
+        DataType::Int16 => "int16",
+        DataType::Int32 => "int32",
+        DataType::Int64 => "int64",
+        DataType::UInt8 => "uint8",
+        DataType::UInt16 => "uint16",
+        DataType::UInt32 => "uint32",
+        DataType::UInt64 => "uint64",
+        DataType::Float16 => "float16",
+        DataType::Float32 => "float32",
+        DataType::Float64 => "float64",
+        DataType::Utf8 => "utf8",
+        DataType::LargeUtf8 => "large_utf8",
+        DataType::Binary => "binary",
+        DataType::LargeBinary => "large_binary",
+        DataType::Utf8View => "utf8_view",
+        DataType::BinaryView => "binary_view",
+        DataType::Date32 => "date32",
+        DataType::Date64 => "date64",
+        DataType::Interval(IntervalUnit::YearMonth) => "interval(year_month)",
+        DataType::Interval(IntervalUnit::DayTime) => "interval(day_time)",
+        DataType::Interval(IntervalUnit::MonthDayNano) => "interval(month_day_nano)",
+        _ => "",
+    };
+    if !simple.is_empty() {
+        out.push_str(simple);
+        return Ok(());
+    }
+    match dt {
+        DataType::Decimal32(p, s) => write!(out, "decimal32({p}, {s})").expect("to a String"),
+        DataType::Decimal64(p, s) => write!(out, "decimal64({p}, {s})").expect("to a String"),
+        DataType::Decimal128(p, s) => write!(out, "decimal128({p}, {s})").expect("to a String"),
+        DataType::Decimal256(p, s) => write!(out, "decimal256({p}, {s})").expect("to a String"),
+        DataType::Time32(u) => write!(out, "time32({})", unit_text(u)).expect("to a String"),
+        DataType::Time64(u) => write!(out, "time64({})", unit_text(u)).expect("to a String"),
+        DataType::Duration(u) => write!(out, "duration({})", unit_text(u)).expect("to a String"),
+        DataType::Timestamp(u, tz) => {
+            write!(out, "timestamp({}", unit_text(u)).expect("to a String");
+            if let Some(tz) = tz {
+                if tz.is_empty() {
+                    return Err(unspellable("an empty time zone"));
+                }
+                out.push_str(", ");
+                push_quoted(out, tz);
+            }
+            out.push(')');
+        }
+        DataType::FixedSizeBinary(n) => write!(out, "fixed_size_binary({n})").expect("to a String"),
+        DataType::List(f) | DataType::LargeList(f) | DataType::ListView(f) | DataType::LargeListView(f) => {
+            out.push_str(match dt {
+                DataType::List(_) => "list<",
+                DataType::LargeList(_) => "large_list<",
+                DataType::ListView(_) => "list_view<",
+                _ => "large_list_view<",
+            });
+            push_element(out, f, "item")?;
+            out.push('>');
+        }
+        DataType::FixedSizeList(f, n) => {
+            out.push_str("fixed_size_list<");
+            push_element(out, f, "item")?;
+            write!(out, ", {n}>").expect("to a String");
+        }
+        DataType::Struct(fields) => {
+            out.push_str("struct<");
+            for (i, f) in fields.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                push_name(out, f.name());
+                out.push_str(": ");
+                push_field(out, f)?;
+            }
+            out.push('>');
+        }
+        DataType::Map(entries, sorted) => {
+            let DataType::Struct(kv) = entries.data_type() else {
+                return Err(unspellable("map entries that are not a struct"));
+            };
+            if entries.name() != "entries" || entries.is_nullable() || !entries.metadata().is_empty() || kv.len() != 2 {
+                return Err(unspellable("map entries not named 'entries', nullable, or not of two fields"));
+            }
+            if kv[0].is_nullable() {
+                return Err(unspellable("a nullable map key"));
+            }
+            out.push_str("map<");
+            push_element(out, &kv[0], "key")?;
+            out.push_str(", ");
+            push_element(out, &kv[1], "value")?;
+            out.push_str(if *sorted { ", sorted>" } else { ">" });
+        }
+        DataType::Dictionary(key, value) => {
+            if !key.is_integer() {
+                return Err(unspellable(&format!("a dictionary with {key} keys")));
+            }
+            out.push_str("dictionary<");
+            push_type(out, key)?;
+            out.push_str(", ");
+            push_type(out, value)?;
+            out.push('>');
+        }
+        DataType::RunEndEncoded(run_ends, values) => {
+            if run_ends.name() != "run_ends" || run_ends.is_nullable() || !run_ends.metadata().is_empty() {
+                return Err(unspellable("run ends not named 'run_ends' or nullable"));
+            }
+            if !matches!(run_ends.data_type(), DataType::Int16 | DataType::Int32 | DataType::Int64) {
+                return Err(unspellable(&format!("run ends of type {}", run_ends.data_type())));
+            }
+            out.push_str("run_end_encoded<");
+            push_type(out, run_ends.data_type())?;
+            out.push_str(", ");
+            push_element(out, values, "values")?;
+            out.push('>');
+        }
+        DataType::Union(fields, mode) => {
+            out.push_str(if *mode == UnionMode::Dense { "dense_union<" } else { "sparse_union<" });
+            for (i, (id, f)) in fields.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                push_name(out, f.name());
+                if id as usize != i {
+                    write!(out, "@{id}").expect("to a String");
+                }
+                out.push_str(": ");
+                push_field(out, f)?;
+            }
+            out.push('>');
+        }
+        other => return Err(unspellable(&format!("the type {other}"))),
+    }
+    Ok(())
 }

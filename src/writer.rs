@@ -133,6 +133,7 @@ impl ArrowWriter {
     /// Creates a writer for `schema`. An unsupported type is an `ENOSYS`
     /// error naming the type and the field.
     pub fn create(schema: SchemaRef, options: WriterOptions) -> Result<Self> {
+        crate::depth::check_schema(&schema, "create")?;
         if options.batch_rows == 0 || options.batch_rows > MAX_BATCH_ROWS {
             return Err(QuiverError::invalid(format!(
                 "create: batch_rows must be between 1 and {MAX_BATCH_ROWS}, got {}",

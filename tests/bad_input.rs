@@ -25,7 +25,7 @@ use quiver::ffi::schema::quiver_schema_parse;
 use quiver::ffi::stream::quiver_stream_new;
 use quiver::ffi::writer::*;
 use quiver::ffi::{quiver_last_error, quiver_live_arrays};
-use quiver::{parse_schema, ArrowWriter, ErrorCode, QuiverError, Step, WriterOptions, WriterStream};
+use quiver::{parse_schema, ArrowWriter, ErrorCode, QuiverError, Step, WriterOptions, WriterStream, MAX_DEPTH};
 
 const EINVAL: i64 = libc::EINVAL as i64;
 const ENOSYS: i64 = libc::ENOSYS as i64;
@@ -1222,8 +1222,104 @@ fn cases() -> Vec<Case> {
                     wr(w, quiver_write_column(w, 0, v.as_ptr().cast(), valid.as_ptr(), 2))
                 },
             },
+            Case {
+                class: "schema text nested over the bound (65 lists)",
+                call: "quiver_schema_parse",
+                code: EINVAL,
+                excerpt: &["nested at least 65 levels deep", "over the bound of 64", "field 'x.item.item.item.…'"],
+                run: |_| parse(deep_text(MAX_DEPTH).as_bytes()),
+            },
+            Case {
+                class: "schema text nested a million lists deep",
+                call: "quiver_schema_parse",
+                code: EINVAL,
+                excerpt: &["nested at least 65 levels deep", "over the bound of 64"],
+                run: |_| parse(deep_text(1_000_000).as_bytes()),
+            },
+            Case {
+                class: "schema text: a value over the fixed-width bytes bound",
+                call: "quiver_schema_parse",
+                code: EINVAL,
+                excerpt: &["column 'x'", "2147483647 bytes", "over the bound of 16777216"],
+                run: |_| parse(b"x: fixed_size_binary(2147483647)"),
+            },
+            Case {
+                class: "ArrowSchema nested over the bound (65 lists)",
+                call: "quiver_writer_new",
+                code: EINVAL,
+                excerpt: &["nested 65 levels deep", "over the bound of 64", "field 'c.c.c.c.…'"],
+                run: |_| new_from_raw(deep_raw(MAX_DEPTH)),
+            },
+            Case {
+                class: "ArrowSchema nested a million lists deep",
+                call: "quiver_writer_new",
+                code: EINVAL,
+                excerpt: &["nested 1000000 levels deep", "over the bound of 64"],
+                run: |_| new_from_raw(deep_raw(999_999)),
+            },
+            Case {
+                class: "ArrowSchema whose child is itself",
+                call: "quiver_writer_new",
+                code: EINVAL,
+                excerpt: &["nested at least", "over the bound of 64"],
+                run: |_| {
+                    let list = raw_schema(Some("+l"), 1, Some(vec![null_mut()]));
+                    *(*list).children = list;
+                    new_from_raw(raw_schema(Some("+s"), 1, Some(vec![list])))
+                },
+            },
+            Case {
+                class: "ArrowSchema of more fields than the bound (shared children)",
+                call: "quiver_writer_new",
+                code: EINVAL,
+                excerpt: &["more than 1048576 fields"],
+                run: |_| {
+                    let mut s = raw_schema(Some("i"), 0, None);
+                    for _ in 0..30 {
+                        s = raw_schema(Some("+s"), 2, Some(vec![s, s]));
+                    }
+                    new_from_raw(raw_schema(Some("+s"), 1, Some(vec![s])))
+                },
+            },
+            Case {
+                class: "ArrowSchema nested over the bound",
+                call: "quiver_stream_new",
+                code: EINVAL,
+                excerpt: &["nested 65 levels deep", "over the bound of 64"],
+                run: |_| {
+                    let s = deep_raw(MAX_DEPTH) as *const FFI_ArrowSchema;
+                    let mut o = FFI_ArrowArrayStream::empty();
+                    t(quiver_stream_new(s, null(), Some(fill_nothing), null_mut(), None, &mut o))
+                },
+            },
+            Case {
+                class: "array schema nested over the bound",
+                call: "quiver_write_array",
+                code: EINVAL,
+                excerpt: &["nested 65 levels deep", "over the bound of 64", "field 'array.c.c.c.…'"],
+                run: |w| {
+                    // The column's schema, 65 levels deep; the array is not read.
+                    let column = *(*deep_raw(MAX_DEPTH)).children;
+                    let a = FFI_ArrowArray::empty();
+                    wr(w, quiver_write_array(w, 1, &a, column as *const FFI_ArrowSchema))
+                },
+            },
         ]
     }
+}
+
+/// `x: ` and `list<` `depth` times around `int32`: the item at depth + 1.
+fn deep_text(depth: usize) -> String {
+    format!("x: {}int32{}", "list<".repeat(depth), ">".repeat(depth))
+}
+
+/// A struct of one column `c`: `depth` lists around an int32 (leaked).
+fn deep_raw(depth: usize) -> *mut RawSchema {
+    let mut s = raw_schema(Some("i"), 0, None);
+    for _ in 0..depth {
+        s = raw_schema(Some("+l"), 1, Some(vec![s]));
+    }
+    raw_schema(Some("+s"), 1, Some(vec![s]))
 }
 
 fn ffi_of(a: &ArrayRef) -> (FFI_ArrowArray, FFI_ArrowSchema) {
@@ -2055,6 +2151,33 @@ fn rust_cases() -> Vec<RustCase> {
             code: ErrorCode::InvalidArgument,
             excerpt: &["node 0 'id'", "not nullable"],
             run: |w| w.append_null(0),
+        },
+        RustCase {
+            class: "schema nested over the bound (65 lists)",
+            call: "create",
+            code: ErrorCode::InvalidArgument,
+            excerpt: &["nested 65 levels deep", "over the bound of 64", "field 'x.item.item.item.…'"],
+            run: |_| {
+                let mut dt = DataType::Int32;
+                for _ in 0..MAX_DEPTH {
+                    dt = DataType::List(Arc::new(Field::new("item", dt, true)));
+                }
+                ArrowWriter::create(Arc::new(Schema::new(vec![Field::new("x", dt, true)])), WriterOptions::default())
+                    .map(|_| ())
+            },
+        },
+        RustCase {
+            class: "write_array of an array nested over the bound",
+            call: "write_array",
+            code: ErrorCode::InvalidArgument,
+            excerpt: &["nested 65 levels deep", "over the bound of 64", "field 'array.item.item.item.…'"],
+            run: |w| {
+                let mut dt = DataType::Int32;
+                for _ in 0..MAX_DEPTH {
+                    dt = DataType::List(Arc::new(Field::new("item", dt, true)));
+                }
+                w.write_array(2, &arrow_array::new_null_array(&dt, 1))
+            },
         },
     ]
 }

@@ -9,7 +9,7 @@ use arrow_schema::Schema;
 use crate::error::{QuiverError, Result};
 use crate::ffi::{fail, guard, null_arg};
 
-const MAX_DEPTH: usize = 64;
+use crate::depth::MAX_DEPTH;
 
 /// Checks the structure of a caller's `ArrowSchema` before arrow reads it:
 /// not released, format present, children present and not NULL, depth bounded.
@@ -94,6 +94,7 @@ pub(crate) unsafe fn check_schema_struct(
 pub(crate) unsafe fn import_schema(schema: *const FFI_ArrowSchema, call: &str) -> Result<Schema> {
     // SAFETY: checked structure first; then arrow reads it (borrowed).
     unsafe {
+        crate::depth::check_ffi_schema(schema, call, 0)?;
         check_schema_struct(schema, call, "schema", 0)?;
         // A schema arrow's import still asserts on is malformed input, not a
         // reason to poison anything: its panic becomes EINVAL here.

@@ -596,6 +596,7 @@ unsafe fn import_borrowed(
     }
     // SAFETY: checked structure first; the copy is only read during this call.
     unsafe {
+        crate::depth::check_ffi_schema(schema, call, 1)?;
         check_schema_struct(schema, call, "schema", 0)?;
         check_array_struct(array, schema, call, "array", 0)?;
         let field = Field::try_from(&*schema)

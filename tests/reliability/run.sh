@@ -7,11 +7,13 @@
 #              nothing definitely or indirectly lost
 #   fuzzing    cargo-fuzz target api_sequence on stable (-s none) for a bounded time from
 #              the committed seed corpus (fuzz/corpus/api_sequence/seed-*)
+#   parser     cargo-fuzz target schema_text (the schema text parser against the writer)
+#              likewise, from fuzz/corpus/schema_text/seed-*
 # Every step prints PASS/FAIL/SKIPPED; the last line is the SUMMARY. Exit status is
 # non-zero when any step failed.
 #
 # Knobs: QUIVER_STRESS_BATCHES (100000), QUIVER_HELGRIND_BATCHES (50000),
-# QUIVER_DRD_BATCHES (20000), QUIVER_FUZZ_SECONDS (60).
+# QUIVER_DRD_BATCHES (20000), QUIVER_FUZZ_SECONDS (60), QUIVER_SCHEMA_FUZZ_SECONDS (60).
 set -uo pipefail
 t_start=$EPOCHREALTIME
 here=$(cd "$(dirname "$0")" && pwd)
@@ -22,6 +24,7 @@ stress_batches=${QUIVER_STRESS_BATCHES:-100000}
 helgrind_batches=${QUIVER_HELGRIND_BATCHES:-50000}
 drd_batches=${QUIVER_DRD_BATCHES:-20000}
 fuzz_seconds=${QUIVER_FUZZ_SECONDS:-60}
+schema_fuzz_seconds=${QUIVER_SCHEMA_FUZZ_SECONDS:-60}
 cd "$root"
 rm -rf "$build"
 mkdir -p "$build"
@@ -223,6 +226,42 @@ if [ "$fuzz_ready" = 1 ]; then
   else
     tail -n 20 "$build/fuzz-build.log"
     skip "fuzzing: cargo fuzz build -s none api_sequence failed (log: $build/fuzz-build.log)"
+  fi
+
+  # ---- (e) the schema text parser ---------------------------------------------------
+  echo "== build the parser fuzz target (cargo fuzz build -s none schema_text)"
+  t0=$EPOCHREALTIME
+  if cargo fuzz build -s none schema_text >"$build/schema-fuzz-build.log" 2>&1; then
+    echo "parser fuzz target built in $(since "$t0")s"
+    s_scratch="$build/schema-fuzz-corpus" s_seeds="$build/schema-fuzz-seeds" s_artifacts="$build/schema-fuzz-artifacts"
+    mkdir -p "$s_scratch" "$s_seeds" "$s_artifacts"
+    schema_fuzz_run() {
+      local seeds rc execs secs
+      find fuzz/corpus/schema_text -maxdepth 1 -type f -name 'seed-*' -exec cp {} "$s_seeds/" \;
+      seeds=$(find "$s_seeds" -type f | wc -l)
+      [ "$seeds" -gt 0 ] || { echo "no seed-* files in fuzz/corpus/schema_text"; return 1; }
+      echo "\$ cargo fuzz run -s none schema_text $s_scratch $s_seeds -- -max_total_time=$schema_fuzz_seconds ..."
+      cargo fuzz run -s none schema_text "$s_scratch" "$s_seeds" -- \
+        -max_total_time="$schema_fuzz_seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+        -artifact_prefix="$s_artifacts/" >"$build/schema-fuzz.log" 2>&1
+      rc=$?
+      grep -E '^(INFO: seed corpus|#[0-9]+[[:space:]]+(INITED|DONE))|^Done [0-9]+ runs|^stat::|^==[0-9]+== ERROR|panicked at|^SUMMARY: libFuzzer' "$build/schema-fuzz.log"
+      execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$build/schema-fuzz.log")
+      secs=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$build/schema-fuzz.log")
+      if [ "$rc" -ne 0 ] || ls "$s_artifacts"/* >/dev/null 2>&1; then
+        echo "the parser fuzz run failed (exit $rc); log: $build/schema-fuzz.log; crash inputs:"
+        ls -l "$s_artifacts"
+        echo "reduce with: cargo fuzz tmin -s none schema_text <input>; then add it to fuzz/regressions/schema_text/"
+        return 1
+      fi
+      [ -n "$execs" ] || { echo "no final stats in the parser fuzz log"; return 1; }
+      echo "parser fuzz: $execs executions in ${secs}s, 0 crashes; corpus after the run: $(find "$s_scratch" -type f | wc -l) new inputs + $seeds seeds"
+      figures+=("parser fuzz $execs execs in ${secs}s, 0 crashes")
+    }
+    step "fuzz schema_text for ${schema_fuzz_seconds}s from the seed corpus (-s none, stable)" schema_fuzz_run
+  else
+    tail -n 20 "$build/schema-fuzz-build.log"
+    skip "parser fuzzing: cargo fuzz build -s none schema_text failed (log: $build/schema-fuzz-build.log)"
   fi
 fi
 
