@@ -8,7 +8,7 @@
 #   bash scripts/build-jar.sh [OUTDIR]
 #   java --enable-native-access=org.quiver -p target/jars/quiver-<version>.jar ...
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd -P "$(dirname "$0")/.." && pwd)
 cd "$root"
 out=${1:-$root/target/jars}
 TEMURIN=${QUIVER_TEMURIN:-/usr/lib/jvm/temurin-25-jdk-amd64}

@@ -8,7 +8,7 @@
 #   bash scripts/build-wheel.sh [OUTDIR]         PYTHON=... picks the interpreter
 #   pip install target/wheels/quiver_arrow-*.whl
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd -P "$(dirname "$0")/.." && pwd)
 cd "$root"
 out=${1:-$root/target/wheels}
 py=${PYTHON:-}

@@ -7,7 +7,7 @@
 #   bash scripts/install.sh /usr/local
 set -euo pipefail
 prefix=${1:?usage: scripts/install.sh PREFIX}
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd -P "$(dirname "$0")/.." && pwd)
 cd "$root"
 cargo build --release --locked --lib
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)

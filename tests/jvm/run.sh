@@ -176,4 +176,57 @@ if [ "$have_jar" = 1 ] && command -v python3 >/dev/null; then
 else
   skip "README.md Java section: needs the jar and python3"
 fi
+# ---- docs/jvm.md: its Java blocks as one program, built and run by its shell blocks ----------
+docs_jvm() {
+  local dir="$build/docs" sec i=0 sh rc
+  rm -rf "$dir"; mkdir -p "$dir/blocks"
+  for sec in "Writing batches" "Streams with a Java fill callback"; do
+    i=$((i + 1))
+    python3 "$root/tests/lib/readme_blocks.py" "$root/docs/jvm.md" "$sec" java "$dir/blocks/$i" >/dev/null || return 1
+  done
+  python3 "$root/tests/lib/readme_blocks.py" "$root/docs/jvm.md" "Build and run" sh "$dir/blocks/sh" >"$dir/sh-blocks" || return 1
+  [ "$(wc -l <"$dir/sh-blocks")" = 2 ] || { echo "expected two sh blocks in 'Build and run'"; return 1; }
+  # MyApp.java: each Java block is the body of one method; main runs them and checks nothing leaked
+  {
+    echo "import org.quiver.*;"
+    grep -h '^import ' "$dir"/blocks/[12]/*.java | grep -vx 'import org.quiver.\*;' | sort -u
+    echo "public class MyApp {"
+    for i in 1 2; do
+      echo "  static void block$i() throws Exception {"
+      grep -hv '^import ' "$dir"/blocks/$i/*.java
+      echo "  }"
+    done
+    echo "  public static void main(String[] args) throws Exception {"
+    echo "    block1(); block2();"
+    echo '    if (Quiver.liveArrays() != 0) throw new AssertionError("live arrays: " + Quiver.liveArrays());'
+    echo '    System.out.println("live arrays: 0, library " + Quiver.libraryOrigin());'
+    echo "  }"
+    echo "}"
+  } >"$dir/MyApp.java"
+  # the blocks run in a directory holding MyApp.java, with the repository's paths beside it
+  ln -s "$root/scripts" "$dir/scripts"; ln -s "$root/target" "$dir/target"; ln -s "$root/bindings" "$dir/bindings"
+  i=0
+  while read -r sh; do
+    i=$((i + 1))
+    rm -rf "$dir/out"
+    (cd "$dir" && PATH="$jdk_bin:$PATH" env -u QUIVER_LIB bash -euo pipefail "$sh") >"$dir/out-$i.txt" 2>&1
+    rc=$?
+    echo "-- docs/jvm.md 'Build and run' block $i:"; cat "$dir/out-$i.txt"
+    [ "$rc" = 0 ] || { echo "block $i failed ($rc)"; return 1; }
+    grep -qx 'ada valid=true' "$dir/out-$i.txt" || { echo "expected 'ada valid=true'"; return 1; }
+    grep -qx '100000 rows' "$dir/out-$i.txt" || { echo "expected '100000 rows'"; return 1; }
+    grep -q '^live arrays: 0, library ' "$dir/out-$i.txt" || { echo "expected 'live arrays: 0'"; return 1; }
+    if grep -qi "warning" "$dir/out-$i.txt"; then echo "block $i printed a warning"; return 1; fi
+  done <"$dir/sh-blocks"
+  grep -q '^live arrays: 0, library jar:' "$dir/out-1.txt" || { echo "block 1 did not load the jar's library"; return 1; }
+  grep -q '^live arrays: 0, library .*target/release/libquiver.so (-Dquiver.lib)$' "$dir/out-2.txt" \
+    || { echo "block 2 did not load target/release/libquiver.so"; return 1; }
+}
+if [ -x "$javac_bin" ] && command -v python3 >/dev/null; then
+  step "docs/jvm.md: its Java blocks as MyApp.java, built and run by its two 'Build and run' blocks (jar, sources)" docs_jvm
+else
+  skip "docs/jvm.md blocks: need javac and python3"
+fi
+n_arrow=$(python3 "$root/tests/lib/readme_blocks.py" "$root/docs/jvm.md" "Handing a quiver stream to Arrow Java" java "$build/docs-arrow" 2>/dev/null | wc -l)
+skip "docs/jvm.md 'Handing a quiver stream to Arrow Java' ($n_arrow Java block(s)): Arrow Java's C Data module (org.apache.arrow:arrow-c-data) cannot be installed here (no Maven registry)"
 finish "java $(java_major "$java_bin")"
