@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of quiver: Rust tests, what a release carries (tests/package), the C/C++
 # consumers with the CMake and pkg-config packages, the Python consumers against the wheel,
-# the JVM consumer against the jar, the conformance corpus and the reliability suite. Fails on the first failing suite. Prints a summary.
+# the JVM consumer against the jar, the conformance corpus and the reliability suite.
+# Fails on the first failing suite. Prints a summary.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
