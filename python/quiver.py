@@ -1,8 +1,9 @@
 """ctypes binding of libquiver: write Arrow record batches from Python.
 
-The shared object is found through the environment variable ``QUIVER_LIB``
-(a path to ``libquiver.so``), else at ``target/release/libquiver.so`` of the
-repository this file lives in.
+The shared object is the ``libquiver.so`` inside the installed package (the
+wheel carries it), else the file named by the environment variable
+``QUIVER_LIB``, else ``target/release/libquiver.so`` of the repository this
+file lives in.
 
 * :class:`Schema` -- from the schema text form (``quiver_schema_parse``) or
   from a pyarrow schema.
@@ -163,11 +164,17 @@ QUIVER_RELEASE_CTX = CFUNCTYPE(None, c_void_p)
 
 
 def _library_path() -> str:
+    # 1. the library inside the installed package (the wheel puts it beside
+    #    this file); 2. QUIVER_LIB; 3. target/release of the repository this
+    #    file lives in (python/quiver.py in a checkout).
+    here = os.path.dirname(os.path.abspath(__file__))
+    packaged = os.path.join(here, "libquiver.so")
+    if os.path.isfile(packaged):
+        return packaged
     env = os.environ.get("QUIVER_LIB")
     if env:
         return env
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return os.path.join(repo, "target", "release", "libquiver.so")
+    return os.path.join(os.path.dirname(here), "target", "release", "libquiver.so")
 
 
 def _load():
@@ -176,7 +183,8 @@ def _load():
         handle = ctypes.CDLL(path)
     except OSError as e:
         raise ImportError(f"quiver: cannot load {path} ({e}); build it with "
-                          "`cargo build --release` or set QUIVER_LIB") from e
+                          "`cargo build --release`, set QUIVER_LIB, or install the wheel "
+                          "(scripts/build-wheel.sh)") from e
     W = c_void_p  # QuiverWriter *
     sig = {
         "quiver_version": (c_char_p, []),

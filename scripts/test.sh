@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Runs every test of quiver: Rust tests, the C/C++ consumers, Python and JVM consumers,
-# and the conformance corpus. Fails on the first failing suite. Prints a summary.
+# Runs every test of quiver: Rust tests, what a release carries (tests/package), the C/C++
+# consumers with the CMake and pkg-config packages, the Python consumers against the wheel,
+# the JVM consumer against the jar, the conformance corpus and the reliability suite.
+# Fails on the first failing suite. Prints a summary.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -28,7 +30,7 @@ t=$SECONDS
 timeout --foreground -k 30 "$limit" cargo test --release --locked 2>&1 | tee target/cargo-test.log
 note "rust ($(elapsed $t)): $(grep -E '^test result' target/cargo-test.log | awk '{p+=$4; f+=$6; i+=$8} END {print p" passed, "f" failed, "i" ignored"}')"
 
-for suite in tests/c/run.sh tests/python/run.sh tests/jvm/run.sh tests/conformance/run.sh tests/reliability/run.sh; do
+for suite in tests/package/run.sh tests/c/run.sh tests/python/run.sh tests/jvm/run.sh tests/conformance/run.sh tests/reliability/run.sh; do
   if [ -f "$suite" ]; then
     out=$(mktemp)
     t=$SECONDS

@@ -5,6 +5,10 @@
 #   arrow_cpp_consumer.cc Arrow C++ (pyarrow's libarrow) importing a quiver stream
 #   nanoarrow_consumer.c  nanoarrow validating every batch at full level
 #   header_check/         quiver.h next to nanoarrow.h and arrow/c/abi.h, C11 and C++20
+#   the C ABI             exported symbols, declarations, struct layouts vs include/quiver.symbols
+#   CMake and pkg-config  examples/c built against the installed tree (find_package(quiver),
+#                         shared and static; pkg-config --cflags --libs)
+#   README.md             the C section's example and commands, extracted and run
 #   consumer.c under ASan+UBSan, and under valgrind
 # Every step prints PASS/FAIL/SKIPPED; the last line is the SUMMARY. Exit status is
 # non-zero when any step failed.
@@ -70,6 +74,18 @@ else
   step "library layout (fallback: include/ + target/release/)" fallback_layout && have_lib=1 || have_lib=0
 fi
 
+# the exported C ABI of the installed library against the committed list
+abi_check() {
+  python3 "$root/scripts/check-abi.py" --self-test --lib "$prefix/lib/libquiver.so" --static "$prefix/lib/libquiver.a"
+}
+if [ "$have_lib" = 1 ] && [ -f scripts/install.sh ]; then
+  if command -v python3 >/dev/null && command -v nm >/dev/null; then
+    step "exported symbols, declarations and struct layouts match include/quiver.symbols" abi_check
+  else
+    skip "ABI check: python3 or nm is not installed"
+  fi
+fi
+
 if [ "$have_lib" != 1 ]; then
   echo "SKIPPED: every consumer step: the library could not be found"
   skipped=$((skipped + 1))
@@ -127,6 +143,112 @@ example_run() {
 }
 if step "compile examples/c/stream_example.c" compile_c "$build/stream_example" "$root/examples/c/stream_example.c"; then
   step "run stream_example" example_run
+fi
+
+# ---- 2b. examples/c through the installed CMake package and pkg-config ----------------
+# checks the output of stream_example (or another program printing the same lines)
+example_output() {
+  grep -q '^batch 3: 1808 rows$' "$1" || { echo "expected 'batch 3: 1808 rows'"; return 1; }
+  grep -qx 'total: 10000 rows in 3 batches' "$1" || { echo "expected 'total: 10000 rows in 3 batches'"; return 1; }
+}
+# cmake comes from apt when it is missing (as .ci/run does for valgrind)
+have_cmake() {
+  command -v cmake >/dev/null && return 0
+  echo "cmake is not installed: trying apt-get install cmake" >&2
+  { (apt-get update -qq && apt-get install -y -qq cmake) || sudo -n apt-get install -y -qq cmake; } >"$build/apt-cmake.log" 2>&1
+  command -v cmake >/dev/null
+}
+cmake_example() {
+  local b="$build/cmake-example" t
+  cmake -S "$root/examples/c" -B "$b" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_COMPILER="$CC" \
+    -DCMAKE_C_FLAGS="-Wall -Wextra -Werror" >"$build/cmake-configure.log" 2>&1 || { cat "$build/cmake-configure.log"; return 1; }
+  cmake --build "$b" >"$build/cmake-build.log" 2>&1 || { cat "$build/cmake-build.log"; return 1; }
+  for t in stream_example stream_example_static; do
+    "$b/$t" >"$b/$t.out" || { echo "$t failed"; return 1; }
+    example_output "$b/$t.out" || return 1
+  done
+  # (ldd into a file: grep -q closing the pipe early would fail the pipeline under pipefail)
+  ldd "$b/stream_example" >"$b/ldd-shared.txt" && ldd "$b/stream_example_static" >"$b/ldd-static.txt" || return 1
+  grep -q "libquiver.so.0 => $prefix/lib/libquiver.so.0" "$b/ldd-shared.txt" \
+    || { echo "stream_example does not load $prefix/lib/libquiver.so.0:"; cat "$b/ldd-shared.txt"; return 1; }
+  if grep -q libquiver "$b/ldd-static.txt"; then
+    echo "stream_example_static still needs libquiver.so"; return 1
+  fi
+  echo "quiver::quiver and quiver::quiver_static: both examples print 3 batches, 10000 rows"
+}
+# find_package with a version the installed package must refuse
+cmake_version_check() {
+  local b="$build/cmake-version" v
+  mkdir -p "$b/src"
+  for v in 1.0 0.99; do
+    printf 'cmake_minimum_required(VERSION 3.16)\nproject(v C)\nfind_package(quiver %s REQUIRED CONFIG)\n' "$v" >"$b/src/CMakeLists.txt"
+    rm -rf "$b/build"
+    if cmake -S "$b/src" -B "$b/build" -DCMAKE_PREFIX_PATH="$prefix" >"$b/log" 2>&1; then
+      echo "find_package(quiver $v) accepted version $version"; return 1
+    fi
+  done
+  printf 'cmake_minimum_required(VERSION 3.16)\nproject(v C)\nfind_package(quiver %s EXACT REQUIRED CONFIG)\n' "$version" >"$b/src/CMakeLists.txt"
+  rm -rf "$b/build"
+  cmake -S "$b/src" -B "$b/build" -DCMAKE_PREFIX_PATH="$prefix" >"$b/log" 2>&1 || { cat "$b/log"; return 1; }
+  echo "find_package(quiver 1.0) and (quiver 0.99) refused, (quiver $version EXACT) found"
+}
+if have_cmake; then
+  step "CMake: examples/c with find_package(quiver), quiver::quiver and quiver::quiver_static" cmake_example
+  step "CMake: the package version file (same major, not older)" cmake_version_check
+else
+  skip "CMake package steps: cmake is not installed and apt-get could not install it"
+fi
+
+pkgconfig_static() {
+  local all=() sys=() f
+  read -r -a all <<<"$(pkg-config --static --libs-only-l quiver)" || return 1
+  for f in "${all[@]}"; do [ "$f" = -lquiver ] || sys+=("$f"); done
+  echo "pkg-config --static --libs-only-l quiver: ${all[*]}"
+  # the archive by path (not -lquiver, which would take the .so), then the system libraries
+  "$CC" -std=c11 "${WARN[@]}" "${QCFLAGS[@]}" "$root/examples/c/stream_example.c" \
+    -o "$build/stream_example_pc_static" "$(pkg-config --variable=libdir quiver)/libquiver.a" "${sys[@]}" || return 1
+  ldd "$build/stream_example_pc_static" >"$build/ldd-pc-static.txt" || return 1
+  if grep -q libquiver "$build/ldd-pc-static.txt"; then
+    echo "stream_example_pc_static still needs libquiver.so"; return 1
+  fi
+  "$build/stream_example_pc_static" >"$build/stream_example_pc_static.out" || return 1
+  example_output "$build/stream_example_pc_static.out"
+}
+step "pkg-config --static: examples/c linked against libquiver.a" pkgconfig_static
+
+# ---- 2c. the README's C section, extracted from README.md and run -----------------------
+readme_c() {
+  local dir="$build/readme" sh rc=0 n=0
+  rm -rf "$dir" "$root/target/example-cmake"; mkdir -p "$dir/home"
+  python3 "$root/tests/lib/readme_blocks.py" "$root/README.md" C c "$dir" >/dev/null || return 1
+  python3 "$root/tests/lib/readme_blocks.py" "$root/README.md" C sh "$dir" >"$dir/blocks" || return 1
+  # the README's example stands in for examples/c/stream_example.c, beside the CMakeLists.txt
+  mv "$dir/1.c" "$dir/stream_example.c"
+  cp "$root/examples/c/CMakeLists.txt" "$dir/"
+  while read -r sh; do
+    n=$((n + 1))
+    sed -i "s|examples/c|$dir|g" "$sh"
+    echo "-- README block $n: $(head -1 "$sh")"
+    # each block runs from the repository root, as the README says, with HOME in the build dir
+    (cd "$root" && export CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}" RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}" \
+       && HOME="$dir/home" bash -euo pipefail "$sh") >"$sh.out" 2>&1
+    rc=$?
+    if [ "$rc" -ne 0 ]; then echo "README block $n failed ($rc):"; tail -20 "$sh.out"; return 1; fi
+    example_output "$sh.out" || { echo "README block $n: unexpected output"; cat "$sh.out"; return 1; }
+    [ "$(grep -cx 'total: 10000 rows in 3 batches' "$sh.out")" = "$(grep -Ec '^target/[a-z_/-]*stream_example' "$sh")" ] \
+      || { echo "README block $n: not every program it runs printed its total"; return 1; }
+  done <"$dir/blocks"
+  [ "$n" -ge 3 ] || { echo "expected 3 sh blocks in the README's C section, found $n"; return 1; }
+  echo "README C section: the example and $n command blocks ran, every program printed 10000 rows in 3 batches"
+}
+if command -v python3 >/dev/null; then
+  if have_cmake; then
+    step "README.md C section: its example built and run by its own commands (cargo, pkg-config, CMake)" readme_c
+  else
+    skip "README.md C section: its CMake block needs cmake"
+  fi
+else
+  skip "README.md C section: python3 is not installed"
 fi
 
 # ---- 3. Arrow C++ -------------------------------------------------------------------

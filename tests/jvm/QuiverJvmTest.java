@@ -851,7 +851,7 @@ public final class QuiverJvmTest {
 
     public static void main(String[] args) {
         System.out.println("quiver JVM test: java " + System.getProperty("java.version") + ", library "
-                + System.getProperty("quiver.lib", System.getenv("QUIVER_LIB")));
+                + Quiver.libraryOrigin());
         section("basics", QuiverJvmTest::basics);
         section("schema", QuiverJvmTest::schemaSection);
         section("writer", QuiverJvmTest::writerSection);

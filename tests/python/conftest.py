@@ -7,7 +7,10 @@ import sys
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "python"))
+# tests/python/run.sh runs the suite against the installed wheel (QUIVER_TEST_INSTALLED=1);
+# otherwise the binding is taken from the repository's python/.
+if os.environ.get("QUIVER_TEST_INSTALLED") != "1":
+    sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import quiver  # noqa: E402

@@ -8,11 +8,15 @@ import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
+import java.io.IOException;
+import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
@@ -29,11 +33,14 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT;
  * downcall handle per function of the C API ({@code include/quiver.h}).
  *
  * <p>The library is found, in this order, at the path of the system property
- * {@code quiver.lib}, at the path of the environment variable {@code QUIVER_LIB}, or by the
- * dynamic loader under the name {@code libquiver.so} ({@code LD_LIBRARY_PATH}).
+ * {@code quiver.lib}, at the path of the environment variable {@code QUIVER_LIB}, inside the
+ * jar ({@code org/quiver/native/linux-x86_64/libquiver.so}, as {@code scripts/build-jar.sh}
+ * packs it), or by the dynamic loader under the name {@code libquiver.so}
+ * ({@code LD_LIBRARY_PATH}). {@link #libraryOrigin()} says which one was used.
  *
- * <p>Run the JVM with {@code --enable-native-access=ALL-UNNAMED} (or the module name) so the
- * restricted FFM methods used here do not warn.
+ * <p>Run the JVM with {@code --enable-native-access=ALL-UNNAMED} (class path) or
+ * {@code --enable-native-access=org.quiver} (module path) so the restricted FFM methods used
+ * here do not warn.
  *
  * <p>Most users need only {@link Writer}, {@link Stream}, {@link ArrayView} and
  * {@link SchemaView}; the handles are package-private.
@@ -54,18 +61,65 @@ public final class Quiver {
     static final SymbolLookup LIB = loadLibrary();
     private static final List<String> MISSING = Collections.synchronizedList(new ArrayList<>());
 
+    /** Where the jar keeps the native library of each platform it carries. */
+    static final String NATIVE_RESOURCE_DIR = "/org/quiver/native/";
+    private static String libraryOrigin; // set by loadLibrary (no initializer: LIB is initialised first)
+
     private static SymbolLookup loadLibrary() {
         String path = System.getProperty("quiver.lib");
-        if (path == null || path.isEmpty()) path = System.getenv("QUIVER_LIB");
+        String from = "-Dquiver.lib";
+        if (path == null || path.isEmpty()) {
+            path = System.getenv("QUIVER_LIB");
+            from = "QUIVER_LIB";
+        }
         if (path != null && !path.isEmpty()) {
             Path p = Path.of(path);
             if (!Files.exists(p)) {
                 throw new UnsatisfiedLinkError("quiver: library not found at " + p.toAbsolutePath()
                         + " (from -Dquiver.lib or QUIVER_LIB)");
             }
+            libraryOrigin = p.toAbsolutePath() + " (" + from + ")";
             return SymbolLookup.libraryLookup(p, Arena.global());
         }
+        String resource = NATIVE_RESOURCE_DIR + platform() + "/libquiver.so";
+        try (InputStream in = Quiver.class.getResourceAsStream(resource)) {
+            if (in != null) {
+                // The loader needs a file: copy it out, load it, delete the copy (the mapping
+                // stays valid once loaded, so nothing is left in the temporary directory).
+                Path tmp = Files.createTempFile("libquiver-", ".so");
+                try {
+                    Files.copy(in, tmp, StandardCopyOption.REPLACE_EXISTING);
+                    SymbolLookup lookup = SymbolLookup.libraryLookup(tmp, Arena.global());
+                    libraryOrigin = "jar:" + resource;
+                    return lookup;
+                } finally {
+                    Files.deleteIfExists(tmp);
+                }
+            }
+        } catch (IOException e) {
+            throw new UnsatisfiedLinkError("quiver: cannot extract " + resource + " from the jar: " + e);
+        }
+        libraryOrigin = "libquiver.so (dynamic loader)";
         return SymbolLookup.libraryLookup("libquiver.so", Arena.global());
+    }
+
+    /** The platform directory name of the running JVM, e.g. {@code linux-x86_64}. */
+    static String platform() {
+        String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
+        String arch = System.getProperty("os.arch", "").toLowerCase(Locale.ROOT);
+        if (os.startsWith("linux")) os = "linux";
+        if (arch.equals("amd64") || arch.equals("x86_64")) arch = "x86_64";
+        if (arch.equals("arm64")) arch = "aarch64";
+        return os + "-" + arch;
+    }
+
+    /**
+     * Where the native library was loaded from: a path with {@code (-Dquiver.lib)} or
+     * {@code (QUIVER_LIB)}, {@code jar:/org/quiver/native/<platform>/libquiver.so} when the
+     * jar's own copy was used, or {@code libquiver.so (dynamic loader)}.
+     */
+    public static String libraryOrigin() {
+        return libraryOrigin;
     }
 
     /**
