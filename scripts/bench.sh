@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every benchmark of quiver and writes docs/benchmarks.md and docs/benchmarks.svg:
 #   criterion (benches/write.rs, benches/stream.rs), allocation counts (benches/alloc.rs),
-#   the C API row path against nanoarrow and Arrow C++ (bench/c_bench.c, bench/cpp_bench.cc),
-#   the C Stream into pyarrow (bench/stream_pyarrow.py over bench/ffi_producer).
+#   the C API row path against nanoarrow and Arrow C++ (benches/peers/c_bench.c, benches/peers/cpp_bench.cc),
+#   the C Stream into pyarrow (benches/peers/stream_pyarrow.py over benches/standalone).
 # QUIVER_BENCH_QUICK=1: a short smoke run (a subset, tiny measurement times) whose report
 # goes to target/bench-results/benchmarks.md instead of docs/.
 # Prints SKIPPED: <reason> for a part that cannot run and ends with a SUMMARY line.
@@ -75,9 +75,9 @@ cmd "cargo bench --bench alloc"
 na=$root/.deps/nanoarrow
 if [ -f "$na/src/nanoarrow.c" ]; then
   gcc -std=gnu11 -O2 -I"$na/include" -c "$na/src/nanoarrow.c" -o "$build/nanoarrow.o"
-  gcc -std=gnu11 -O2 -Wall -Ibench -I"$prefix/include" -I"$na/include" bench/c_bench.c "$build/nanoarrow.o" \
+  gcc -std=gnu11 -O2 -Wall -Ibenches/peers -I"$prefix/include" -I"$na/include" benches/peers/c_bench.c "$build/nanoarrow.o" \
     -L"$prefix/lib" -lquiver -Wl,-rpath,"$prefix/lib" -o "$build/c_bench"
-  cmd "gcc -std=gnu11 -O2 -Ibench -Itarget/bench/prefix/include -I.deps/nanoarrow/include bench/c_bench.c nanoarrow.o -lquiver -o target/bench/c_bench && target/bench/c_bench"
+  cmd "gcc -std=gnu11 -O2 -Ibenches/peers -Itarget/bench/prefix/include -I.deps/nanoarrow/include benches/peers/c_bench.c nanoarrow.o -lquiver -o target/bench/c_bench && target/bench/c_bench"
   if "$build/c_bench" | tee -a "$out/c.txt"; then ok "C row path vs nanoarrow"; else bad "C row path vs nanoarrow"; fi
 else
   skip "C bench: nanoarrow sources missing in $na"
@@ -86,18 +86,18 @@ fi
 pa_inc=$($py -c 'import pyarrow; print(pyarrow.get_include())' 2>/dev/null || true)
 pa_lib=$($py -c 'import pyarrow; print(pyarrow.get_library_dirs()[0])' 2>/dev/null || true)
 if [ -n "$pa_inc" ] && [ -f "$pa_lib/libarrow.so.2600" ] &&
-   g++ -std=c++20 -O2 -Ibench -I"$pa_inc" bench/cpp_bench.cc -L"$pa_lib" -l:libarrow.so.2600 \
+   g++ -std=c++20 -O2 -Ibenches/peers -I"$pa_inc" benches/peers/cpp_bench.cc -L"$pa_lib" -l:libarrow.so.2600 \
      -Wl,-rpath,"$pa_lib" -o "$build/cpp_bench" 2> "$out/cpp_build.log"; then
-  cmd "g++ -std=c++20 -O2 -Ibench -I\$PYARROW_INCLUDE bench/cpp_bench.cc -l:libarrow.so.2600 -o target/bench/cpp_bench && target/bench/cpp_bench"
+  cmd "g++ -std=c++20 -O2 -Ibenches/peers -I\$PYARROW_INCLUDE benches/peers/cpp_bench.cc -l:libarrow.so.2600 -o target/bench/cpp_bench && target/bench/cpp_bench"
   if "$build/cpp_bench" | tee -a "$out/c.txt"; then ok "Arrow C++ builders"; else bad "Arrow C++ builders"; fi
 else
   skip "Arrow C++ bench: pyarrow headers or libarrow.so.2600 unavailable or build failed (see $out/cpp_build.log)"
 fi
 
 # ---- the C Stream into pyarrow ---------------------------------------------------------
-if (cd bench/ffi_producer && CARGO_TARGET_DIR="$build/producer" cargo build --release --offline -q) 2> "$out/producer_build.log"; then
-  cmd "(cd bench/ffi_producer && CARGO_TARGET_DIR=target/bench/producer cargo build --release) && .venv/bin/python bench/stream_pyarrow.py target/bench/producer/release/libquiver_bench_producer.so"
-  if QUIVER_LIB="$root/target/release/libquiver.so" "$py" bench/stream_pyarrow.py \
+if (cd benches/standalone && CARGO_TARGET_DIR="$build/producer" cargo build --release --offline -q) 2> "$out/producer_build.log"; then
+  cmd "(cd benches/standalone && CARGO_TARGET_DIR=target/bench/producer cargo build --release) && .venv/bin/python benches/peers/stream_pyarrow.py target/bench/producer/release/libquiver_bench_producer.so"
+  if QUIVER_LIB="$root/target/release/libquiver.so" "$py" benches/peers/stream_pyarrow.py \
       "$build/producer/release/libquiver_bench_producer.so" | tee -a "$out/c.txt"; then
     ok "C Stream into pyarrow"
   else
@@ -105,12 +105,12 @@ if (cd bench/ffi_producer && CARGO_TARGET_DIR="$build/producer" cargo build --re
   fi
 else
   cat "$out/producer_build.log" >&2
-  skip "pyarrow stream: bench/ffi_producer did not build"
+  skip "pyarrow stream: benches/standalone did not build"
 fi
 
 meta load_after "$(cut -d' ' -f1-3 /proc/loadavg)"
 meta shared "${QUIVER_BENCH_SHARED:-not recorded}"
-if python3 bench/report.py "$md" "$svg"; then ok "report $md"; else bad "report"; fi
+if python3 benches/report.py "$md" "$svg"; then ok "report $md"; else bad "report"; fi
 
 echo "SUMMARY $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

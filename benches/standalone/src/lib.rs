@@ -1,13 +1,13 @@
 //! Endless C streams of `a: int32, b: int64, c: float64, s: utf8` (8192-row
 //! batches, half nulls), from quiver or from arrow-rs builders: the same
 //! producers as benches/stream.rs, for consumers outside Rust
-//! (bench/stream_pyarrow.py).
+//! (benches/peers/stream_pyarrow.py).
 
 #[allow(dead_code)]
-#[path = "../../../benches/common/mod.rs"]
+#[path = "../../common/mod.rs"]
 mod common;
 #[allow(dead_code)]
-#[path = "../../../benches/common/stream_producers.rs"]
+#[path = "../../common/stream_producers.rs"]
 mod producers;
 
 use arrow::ffi_stream::FFI_ArrowArrayStream;

@@ -217,7 +217,7 @@ def main():
           "from an arrow array) for struct, utf8 and list. Row path: `append_*` per value and "
           "`end_row` per row (`begin`/`end` for struct and list); utf8 appends are UTF-8 checked "
           "(the default).",
-          "- Data: xorshift64* values (bench/bench_data.h and benches/common/mod.rs use the same "
+          "- Data: xorshift64* values (benches/peers/bench_data.h and benches/common/mod.rs use the same "
           "generator); `half` = a pseudo-random half of the rows null (a struct's four children "
           "null, the struct valid); utf8 strings of 0..11 bytes; lists of 0..7 int32.", ""]
 
@@ -233,7 +233,7 @@ def main():
     ccases = [f"c_{k}_{n}" for k in KINDS for n in ("none", "half") if f"c_{k}_{n}" in res]
     if ccases:
         cw = ["quiver_c", "quiver_c_norecycle", "nanoarrow", "arrow_cpp", "memcpy"]
-        L += ["## C: row path through the C API (bench/c_bench.c, bench/cpp_bench.cc)", "",
+        L += ["## C: row path through the C API (benches/peers/c_bench.c, benches/peers/cpp_bench.cc)", "",
               "`quiver_append_*` + `quiver_end_row` per row, `quiver_writer_finish`, `release`; against "
               "nanoarrow 0.9 appenders (`ArrowArrayReserve`, `ArrowArrayAppendInt/Double/String/"
               "Decimal/Null`, `ArrowArrayFinishElement`, `ArrowArrayFinishBuildingDefault`) and Arrow "
@@ -260,8 +260,8 @@ def main():
               "(column path: `write_column` ×3 + `write_array`; row path: appends); `arrow_builder`: "
               "arrow-rs builders behind `FFI_ArrowArrayStream::new(Box<dyn RecordBatchReader>)`. "
               "Into arrow-rs: `RecordBatchStreamReader` (criterion, benches/stream.rs). Into pyarrow: "
-              "`RecordBatchReader._import_from_c` + `read_next_batch` (bench/stream_pyarrow.py, the "
-              "producers built as bench/ffi_producer); `quiver_py`: python/quiver.py's `Stream` whose "
+              "`RecordBatchReader._import_from_c` + `read_next_batch` (benches/peers/stream_pyarrow.py, the "
+              "producers built as benches/standalone); `quiver_py`: python/quiver.py's `Stream` whose "
               "Python fill calls `write_array` on the four columns.", "",
               "| consumer | path | producer | ns/row | Mrows/s | builder ÷ quiver |", "|---|---|---|---:|---:|---:|"]
         for g in scases:
