@@ -6,6 +6,7 @@ default target/criterion):
   RESULTS/c.txt        lines "RESULT <case> <writer> <ns_per_row>" (c_bench, cpp_bench, stream_pyarrow.py)
   RESULTS/alloc.jsonl  benches/alloc.rs
   RESULTS/meta.txt     key=value lines: machine, commands, load
+  RESULTS/recycle.jsonl, recycle_meta.txt   the recycling benchmark (rendered by recycle_report.py)
 Usage: report.py MD_OUT SVG_OUT
 """
 
@@ -14,6 +15,9 @@ import json
 import math
 import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import recycle_report  # noqa: E402
 
 RESULTS = os.environ.get("QUIVER_BENCH_OUT", "target/bench-results")
 CRITERION = os.environ.get("QUIVER_CRITERION_DIR", "target/criterion")
@@ -276,6 +280,10 @@ def main():
             r = ratio(crit[g].get("arrow_builder"), crit[g].get("quiver"))
             checks["builder"].append((g, r, r is not None and r >= 1.5))
         L.append("")
+
+    recycling = recycle_report.render()
+    if recycling:
+        L += recycling + [""]
 
     if alloc:
         L += ["## Allocations per batch in steady state (benches/alloc.rs)", "",

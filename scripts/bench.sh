@@ -2,7 +2,12 @@
 # Runs every benchmark of quiver and writes docs/benchmarks.md and docs/benchmarks.svg:
 #   criterion (benches/write.rs, benches/stream.rs), allocation counts (benches/alloc.rs),
 #   the C API row path against nanoarrow and Arrow C++ (benches/peers/c_bench.c, benches/peers/cpp_bench.cc),
-#   the C Stream into pyarrow (benches/peers/stream_pyarrow.py over benches/standalone).
+#   the C Stream into pyarrow (benches/peers/stream_pyarrow.py over benches/standalone),
+#   recycling on vs off outside criterion (benches/standalone `recycle`,
+#   benches/peers/recycle_pyarrow.py; system allocator, then mimalloc).
+# Usage: bash scripts/bench.sh [recycle]
+#   recycle: only the recycling benchmark; its section of docs/benchmarks.md is
+#   replaced and the rest of the file (the figures of the last full run) kept.
 # QUIVER_BENCH_QUICK=1: a short smoke run (a subset, tiny measurement times) whose report
 # goes to target/bench-results/benchmarks.md instead of docs/.
 # Prints SKIPPED: <reason> for a part that cannot run and ends with a SUMMARY line.
@@ -10,12 +15,15 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 quick=${QUIVER_BENCH_QUICK:-0}
+only=${1:-all}
+case "$only" in all | recycle) ;; *) echo "usage: bash scripts/bench.sh [recycle]" >&2; exit 2 ;; esac
 out=${QUIVER_BENCH_OUT:-$root/target/bench-results}
 export QUIVER_BENCH_OUT="$out"
 build=$root/target/bench
 mkdir -p "$out" "$build"
-rm -f "$out"/c.txt "$out"/alloc.jsonl "$out"/meta.txt
-rm -rf "$root/target/criterion"
+rm -f "$out"/recycle.jsonl "$out"/recycle_meta.txt
+[ "$only" = recycle ] || rm -f "$out"/c.txt "$out"/alloc.jsonl "$out"/meta.txt
+[ "$only" = recycle ] || rm -rf "$root/target/criterion"
 passed=0 failed=0 skipped=0
 ok() { passed=$((passed + 1)); echo "== ok: $1"; }
 bad() { failed=$((failed + 1)); echo "== FAILED: $1" >&2; }
@@ -23,6 +31,9 @@ skip() { skipped=$((skipped + 1)); echo "SKIPPED: $1"; }
 meta() { echo "$1=$2" >> "$out/meta.txt"; }
 cmd() { ncmd=$((ncmd + 1)); meta "cmd$(printf '%02d' "$ncmd")" "$*"; }
 ncmd=0
+rmeta() { echo "$1=$2" >> "$out/recycle_meta.txt"; }
+rcmd() { nrcmd=$((nrcmd + 1)); rmeta "cmd$(printf '%02d' "$nrcmd")" "$*"; }
+nrcmd=0
 
 if [ "$quick" = 1 ]; then
   crit_args=(--warm-up-time 0.05 --measurement-time 0.1 --sample-size 10)
@@ -34,19 +45,24 @@ else
   md=$root/docs/benchmarks.md svg=$root/docs/benchmarks.svg
 fi
 
-meta date "$(date -u '+%Y-%m-%d %H:%M UTC')"
-meta cpu "$(lscpu | sed -n 's/^Model name: *//p' | head -1)"
-meta cores "$(nproc) online ($(lscpu | sed -n 's/^Thread(s) per core: *//p' | head -1) thread(s) per core)"
-meta rustc "$(rustc --version)"
-meta gcc "$(gcc --version | head -1)"
-meta commit "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-meta mode "$([ "$quick" = 1 ] && echo 'quick (QUIVER_BENCH_QUICK=1): subset, tiny measurement times' || echo full)"
-meta load_before "$(cut -d' ' -f1-3 /proc/loadavg)"
+machine() { # $1: the meta function to write with
+  $1 date "$(date -u '+%Y-%m-%d %H:%M UTC')"
+  $1 cpu "$(lscpu | sed -n 's/^Model name: *//p' | head -1)"
+  $1 cores "$(nproc) online ($(lscpu | sed -n 's/^Thread(s) per core: *//p' | head -1) thread(s) per core)"
+  $1 rustc "$(rustc --version)"
+  $1 gcc "$(gcc --version | head -1)"
+  $1 commit "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  $1 mode "$([ "$quick" = 1 ] && echo 'quick (QUIVER_BENCH_QUICK=1): subset, tiny measurement times' || echo full)"
+  $1 load_before "$(cut -d' ' -f1-3 /proc/loadavg)"
+}
+[ "$only" = recycle ] || machine meta
+machine rmeta
 
 bash scripts/setup-deps.sh >/dev/null
 py=$root/.venv/bin/python
-meta pyarrow "$($py -c 'import pyarrow; print(pyarrow.__version__)' 2>/dev/null || echo missing)"
+[ "$only" = recycle ] || meta pyarrow "$($py -c 'import pyarrow; print(pyarrow.__version__)' 2>/dev/null || echo missing)"
 
+if [ "$only" = all ]; then
 # ---- the library, installed where the C programs link it ----------------------------
 cargo build --release --locked
 bash scripts/install.sh "$build/prefix" >/dev/null
@@ -95,7 +111,7 @@ else
 fi
 
 # ---- the C Stream into pyarrow ---------------------------------------------------------
-if (cd benches/standalone && CARGO_TARGET_DIR="$build/producer" cargo build --release --offline -q) 2> "$out/producer_build.log"; then
+if (cd benches/standalone && CARGO_TARGET_DIR="$build/producer" cargo build --release --locked -q) 2> "$out/producer_build.log"; then
   cmd "(cd benches/standalone && CARGO_TARGET_DIR=target/bench/producer cargo build --release) && .venv/bin/python benches/peers/stream_pyarrow.py target/bench/producer/release/libquiver_bench_producer.so"
   if QUIVER_LIB="$root/target/release/libquiver.so" "$py" benches/peers/stream_pyarrow.py \
       "$build/producer/release/libquiver_bench_producer.so" | tee -a "$out/c.txt"; then
@@ -108,9 +124,51 @@ else
   skip "pyarrow stream: benches/standalone did not build"
 fi
 
-meta load_after "$(cut -d' ' -f1-3 /proc/loadavg)"
-meta shared "${QUIVER_BENCH_SHARED:-not recorded}"
-if python3 benches/report.py "$md" "$svg"; then ok "report $md"; else bad "report"; fi
+fi # only = all
+
+# ---- recycling on vs off, outside criterion -------------------------------------------
+# One Cargo package (benches/standalone) builds the producer cdylib above and the
+# recycle program.
+sa=$build/producer
+rquick=$([ "$quick" = 1 ] && echo --quick || true)
+if (cd benches/standalone && CARGO_TARGET_DIR="$sa" cargo build --release --locked -q) 2> "$out/recycle_build.log"; then
+  rcmd "(cd benches/standalone && CARGO_TARGET_DIR=target/bench/producer cargo build --release) && target/bench/producer/release/recycle plan $rquick"
+  if "$sa/release/recycle" plan $rquick > "$out/recycle.jsonl"; then ok "recycle (system allocator)"; else bad "recycle (system allocator)"; fi
+  rcmd ".venv/bin/python benches/peers/recycle_pyarrow.py target/bench/producer/release/libquiver_bench_producer.so plan $rquick"
+  if "$py" -c 'import pyarrow' 2>/dev/null; then
+    if "$py" benches/peers/recycle_pyarrow.py "$sa/release/libquiver_bench_producer.so" plan $rquick \
+        >> "$out/recycle.jsonl"; then ok "recycle into pyarrow"; else bad "recycle into pyarrow"; fi
+  else
+    skip "recycle into pyarrow: pyarrow not importable by $py"
+  fi
+else
+  cat "$out/recycle_build.log" >&2
+  bad "recycle: benches/standalone did not build"
+fi
+# The mimalloc build shares the target directory (only mimalloc and the program are
+# rebuilt) and is copied aside; the next build of the default features relinks it.
+if (cd benches/standalone && CARGO_TARGET_DIR="$sa" cargo build --release --locked -q --features mimalloc --bin recycle) \
+    2> "$out/recycle_mimalloc_build.log" && cp "$sa/release/recycle" "$build/recycle-mimalloc"; then
+  rcmd "(cd benches/standalone && CARGO_TARGET_DIR=target/bench/producer cargo build --release --features mimalloc --bin recycle) && target/bench/producer/release/recycle plan --allocator-subset $rquick"
+  if "$build/recycle-mimalloc" plan --allocator-subset $rquick >> "$out/recycle.jsonl"; then
+    ok "recycle (mimalloc)"
+  else
+    bad "recycle (mimalloc)"
+  fi
+else
+  skip "recycle on mimalloc: the build failed (no network for the mimalloc crate?), see $out/recycle_mimalloc_build.log"
+fi
+rmeta load_after "$(cut -d' ' -f1-3 /proc/loadavg)"
+rmeta shared "${QUIVER_BENCH_SHARED:-not recorded}"
+
+if [ "$only" = all ]; then
+  meta load_after "$(cut -d' ' -f1-3 /proc/loadavg)"
+  meta shared "${QUIVER_BENCH_SHARED:-not recorded}"
+  if python3 benches/report.py "$md" "$svg"; then ok "report $md"; else bad "report"; fi
+else
+  [ -f "$md" ] || cp docs/benchmarks.md "$md"
+  if python3 benches/recycle_report.py "$md"; then ok "recycling section of $md"; else bad "recycling report"; fi
+fi
 
 echo "SUMMARY $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

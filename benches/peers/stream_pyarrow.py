@@ -20,7 +20,7 @@ import time
 import pyarrow as pa
 
 here = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(here, "..", "python"))
+sys.path.insert(0, os.path.join(here, "..", "..", "python"))
 
 ROWS = 8192
 QUICK = os.environ.get("QUIVER_BENCH_QUICK") == "1"
