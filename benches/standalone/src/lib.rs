@@ -67,7 +67,8 @@ pub unsafe extern "C" fn bench_recycle_stream(
     };
     let rows = kind.rows(bytes as usize);
     let input = Arc::new(recycle::Input::new(kind, rows));
-    let s = recycle::queue_stream(kind, input, rows, recycle != 0, retain as usize, batches as usize, depth as usize);
+    let (s, _producer) =
+        recycle::queue_stream(kind, input, rows, recycle != 0, retain as usize, batches as usize, 0, depth as usize);
     // SAFETY: per the contract above.
     unsafe { std::ptr::write(out, s) };
     0

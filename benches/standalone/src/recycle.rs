@@ -11,13 +11,13 @@
 use std::fs;
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Arc;
-use std::thread;
+use std::thread::{self, JoinHandle};
 
 use arrow::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{RecordBatch, StringArray};
 use arrow_buffer::{Buffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::SchemaRef;
-use quiver::{ArrowWriter, BatchSource, WriterOptions};
+use quiver::{ArrowWriter, BatchSource, WriterOptions, WriterStats};
 
 use crate::common::Gen;
 
@@ -144,7 +144,9 @@ impl BatchSource for QueueSource {
 
 /// A producer thread writing `batches` batches into a bounded queue of
 /// `depth` batches, and the C stream that reads the queue. The thread ends
-/// after the last batch, or when the stream is released.
+/// after the last batch, or when the stream is released; it returns the
+/// writer's stats after `warmup` batches and at its end.
+#[allow(clippy::too_many_arguments)]
 pub fn queue_stream(
     kind: Kind,
     input: Arc<Input>,
@@ -152,19 +154,25 @@ pub fn queue_stream(
     recycle: bool,
     retain: usize,
     batches: usize,
+    warmup: usize,
     depth: usize,
-) -> FFI_ArrowArrayStream {
+) -> (FFI_ArrowArrayStream, JoinHandle<(WriterStats, WriterStats)>) {
     let mut w = writer(kind, rows, recycle, retain);
     let schema = w.schema();
     let (tx, rx) = sync_channel::<RecordBatch>(depth);
-    thread::spawn(move || {
-        for _ in 0..batches {
+    let producer = thread::spawn(move || {
+        let mut at_warm = w.stats();
+        for i in 0..batches {
+            if i == warmup {
+                at_warm = w.stats();
+            }
             if tx.send(batch(&mut w, &input)).is_err() {
                 break;
             }
         }
+        (at_warm, w.stats())
     });
-    quiver::export_stream(Box::new(QueueSource { schema, rx }))
+    (quiver::export_stream(Box::new(QueueSource { schema, rx })), producer)
 }
 
 /// Minor page faults so far: of the whole process (`thread = false`) or of

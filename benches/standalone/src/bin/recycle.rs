@@ -97,16 +97,7 @@ fn plan(quick: bool, subset: bool) -> Vec<Case> {
         // batches of warm-up before the steady state.
         let warmup = if hold > 0 && hold != usize::MAX { 3 + retain } else { 3 };
         for recycle in [true, false] {
-            cases.push(Case {
-                group: group.into(),
-                kind,
-                bytes,
-                recycle,
-                hold,
-                retain,
-                batches,
-                warmup,
-            });
+            cases.push(Case { group: group.into(), kind, bytes, recycle, hold, retain, batches, warmup });
         }
     };
     if subset {
@@ -202,8 +193,16 @@ fn same_thread(c: &Case, input: &Input, rows: usize) -> Outcome {
 /// batches through the C Stream with arrow-rs: the time between two batches
 /// arriving, and the faults of the whole process in that time.
 fn threaded(c: &Case, input: Input, rows: usize) -> Outcome {
-    let stream =
-        recycle::queue_stream(c.kind, Arc::new(input), rows, c.recycle, c.retain, c.warmup + c.batches, QUEUE_DEPTH);
+    let (stream, producer) = recycle::queue_stream(
+        c.kind,
+        Arc::new(input),
+        rows,
+        c.recycle,
+        c.retain,
+        c.warmup + c.batches,
+        c.warmup,
+        QUEUE_DEPTH,
+    );
     let reader = RecordBatchStreamReader::try_new(stream).expect("import the stream");
     let mut samples = Vec::with_capacity(c.batches);
     let mut batch_bytes = 0;
@@ -220,9 +219,11 @@ fn threaded(c: &Case, input: Input, rows: usize) -> Outcome {
         }
         last = now;
     }
+    let (at_warm, end) = producer.join().expect("producer thread");
+    let bufs = stats_delta(at_warm, end, c.batches);
     let peak_kib = status_kib("VmHWM");
     let after_kib = status_kib("VmRSS");
-    Outcome { samples, rows, batch_bytes, bufs_per_batch: None, peak_kib, after_kib }
+    Outcome { samples, rows, batch_bytes, bufs_per_batch: Some(bufs), peak_kib, after_kib }
 }
 
 /// Two writers on two threads at once, each dropping its batches; faults
