@@ -131,9 +131,12 @@ fi # only = all
 # recycle program.
 sa=$build/producer
 rquick=$([ "$quick" = 1 ] && echo --quick || true)
-if (cd benches/standalone && CARGO_TARGET_DIR="$sa" cargo build --release --locked -q) 2> "$out/recycle_build.log"; then
-  rcmd "(cd benches/standalone && CARGO_TARGET_DIR=target/bench/producer cargo build --release) && target/bench/producer/release/recycle plan $rquick"
-  if "$sa/release/recycle" plan $rquick > "$out/recycle.jsonl"; then ok "recycle (system allocator)"; else bad "recycle (system allocator)"; fi
+# Each build of the program is copied aside (target/bench/recycle-system, -mimalloc):
+# the two feature sets share one target directory and overwrite release/recycle.
+if (cd benches/standalone && CARGO_TARGET_DIR="$sa" cargo build --release --locked -q) 2> "$out/recycle_build.log" &&
+   cp "$sa/release/recycle" "$build/recycle-system"; then
+  rcmd "(cd benches/standalone && CARGO_TARGET_DIR=target/bench/producer cargo build --release) && cp target/bench/producer/release/recycle target/bench/recycle-system && target/bench/recycle-system plan $rquick"
+  if "$build/recycle-system" plan $rquick > "$out/recycle.jsonl"; then ok "recycle (system allocator)"; else bad "recycle (system allocator)"; fi
   rcmd ".venv/bin/python benches/peers/recycle_pyarrow.py target/bench/producer/release/libquiver_bench_producer.so plan $rquick"
   if "$py" -c 'import pyarrow' 2>/dev/null; then
     if "$py" benches/peers/recycle_pyarrow.py "$sa/release/libquiver_bench_producer.so" plan $rquick \
@@ -145,11 +148,10 @@ else
   cat "$out/recycle_build.log" >&2
   bad "recycle: benches/standalone did not build"
 fi
-# The mimalloc build shares the target directory (only mimalloc and the program are
-# rebuilt) and is copied aside; the next build of the default features relinks it.
+# The mimalloc build shares the target directory: only mimalloc and the program are rebuilt.
 if (cd benches/standalone && CARGO_TARGET_DIR="$sa" cargo build --release --locked -q --features mimalloc --bin recycle) \
     2> "$out/recycle_mimalloc_build.log" && cp "$sa/release/recycle" "$build/recycle-mimalloc"; then
-  rcmd "(cd benches/standalone && CARGO_TARGET_DIR=target/bench/producer cargo build --release --features mimalloc --bin recycle) && target/bench/producer/release/recycle plan --allocator-subset $rquick"
+  rcmd "(cd benches/standalone && CARGO_TARGET_DIR=target/bench/producer cargo build --release --features mimalloc --bin recycle) && cp target/bench/producer/release/recycle target/bench/recycle-mimalloc && target/bench/recycle-mimalloc plan --allocator-subset $rquick"
   if "$build/recycle-mimalloc" plan --allocator-subset $rquick >> "$out/recycle.jsonl"; then
     ok "recycle (mimalloc)"
   else
