@@ -160,7 +160,8 @@ def render():
          "run, alternately, on the same data; every case once in a fresh process per run (`fresh #1`, "
          "`fresh #2`: the same case twice, to show the noise) and once more with every case in one "
          "process (`one process`: the allocator's state carries over from the cases before). "
-         "The first 3 batches of a case are a warm-up; the figures are over the batches after them.", "",
+         "The first 3 batches of a case (3 + *retain* for a consumer that holds some) are a warm-up; "
+         "the figures are over the batches after them.", "",
          "- **Data**: `int64` = two int64 columns through `write_column`, `b` half null; the largest "
          "buffer is one values buffer (8 bytes per row). `utf8` = one utf8 column of 128..384-byte "
          "strings (256 on average) through `write_array`; the largest buffer is the data buffer "
