@@ -5,7 +5,7 @@
 //! writers and producer-thread stream (`recycle`, used by the `recycle`
 //! program and by benches/peers/recycle_pyarrow.py).
 
-#[allow(dead_code)]
+// common/mod.rs allows dead code itself.
 #[path = "../../common/mod.rs"]
 mod common;
 #[allow(dead_code)]
