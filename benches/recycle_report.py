@@ -56,6 +56,11 @@ def faults(r):
     return f"{med:.0f} ({mx:.0f})"
 
 
+def bufs_fmt(r):
+    b = r.get("bufs_per_batch")
+    return "–" if b is None else f"{b:.2f}"
+
+
 def ratio(on, off):
     if not on or not off or not on["ns_row"][2]:
         return None
@@ -138,16 +143,17 @@ def render():
             on, off = first[True], first[False]
             ratios = " / ".join(rf(ratio(P[key][v][True], P[key][v][False])) for v in vs)
             peak = f"{f2(on.get('peak_mib'))} / {f2(off.get('peak_mib'))}"
+            bufs = f"{bufs_fmt(on)} / {bufs_fmt(off)}"
             rows.append(f"| {size(key[2])} | {on['rows']:,} | {on['batches']} | {spread(on)} | {spread(off)} | "
-                        f"{ratios} | {faults(on)} | {faults(off)} | {peak} |")
+                        f"{ratios} | {faults(on)} | {faults(off)} | {bufs} | {peak} |")
         if not rows:
             return []
         vs = variants_of(P[keys[0]])
         return [f"### {title}", "", intro, "",
                 "| largest buffer | rows/batch | batches | on: ns/row median (p25–p75; min–max) | "
                 "off: ns/row median (p25–p75; min–max) | off ÷ on: " + " / ".join(vname(v) for v in vs) +
-                " | faults/batch on: median (max) | off | peak RSS MiB on / off |",
-                "|---:|---:|---:|---|---|---|---:|---:|---:|"] + rows + [""]
+                " | faults/batch on: median (max) | off | new buffers/batch on / off | peak RSS MiB on / off |",
+                "|---:|---:|---:|---|---|---|---:|---:|---:|---:|"] + rows + [""]
 
     def keys_of(group, kind="int64", hold="0", alloc="system"):
         ks = [k for k in P if k[0] == group and k[1] == kind and k[3] == hold and k[5] == alloc]
