@@ -4,7 +4,7 @@
 #   the C API row path against nanoarrow and Arrow C++ (benches/peers/c_bench.c, benches/peers/cpp_bench.cc),
 #   the C Stream into pyarrow (benches/peers/stream_pyarrow.py over benches/standalone),
 #   recycling on vs off outside criterion (benches/standalone `recycle`,
-#   benches/peers/recycle_pyarrow.py; system allocator, then mimalloc).
+#   benches/peers/recycle_pyarrow.py; system allocator, then mimalloc and jemalloc).
 # Usage: bash scripts/bench.sh [recycle]
 #   recycle: only the recycling benchmark; its section of docs/benchmarks.md is
 #   replaced and the rest of the file (the figures of the last full run) kept.
@@ -148,18 +148,21 @@ else
   cat "$out/recycle_build.log" >&2
   bad "recycle: benches/standalone did not build"
 fi
-# The mimalloc build shares the target directory: only mimalloc and the program are rebuilt.
-if (cd benches/standalone && CARGO_TARGET_DIR="$sa" cargo build --release --locked -q --features mimalloc --bin recycle) \
-    2> "$out/recycle_mimalloc_build.log" && cp "$sa/release/recycle" "$build/recycle-mimalloc"; then
-  rcmd "(cd benches/standalone && CARGO_TARGET_DIR=target/bench/producer cargo build --release --features mimalloc --bin recycle) && cp target/bench/producer/release/recycle target/bench/recycle-mimalloc && target/bench/recycle-mimalloc plan --allocator-subset $rquick"
-  if "$build/recycle-mimalloc" plan --allocator-subset $rquick >> "$out/recycle.jsonl"; then
-    ok "recycle (mimalloc)"
+# The builds on other allocators share the target directory: only the allocator and the
+# program are rebuilt.
+for alloc in mimalloc jemalloc; do
+  if (cd benches/standalone && CARGO_TARGET_DIR="$sa" cargo build --release --locked -q --features "$alloc" --bin recycle) \
+      2> "$out/recycle_${alloc}_build.log" && cp "$sa/release/recycle" "$build/recycle-$alloc"; then
+    rcmd "(cd benches/standalone && CARGO_TARGET_DIR=target/bench/producer cargo build --release --features $alloc --bin recycle) && cp target/bench/producer/release/recycle target/bench/recycle-$alloc && target/bench/recycle-$alloc plan --allocator-subset $rquick"
+    if "$build/recycle-$alloc" plan --allocator-subset $rquick >> "$out/recycle.jsonl"; then
+      ok "recycle ($alloc)"
+    else
+      bad "recycle ($alloc)"
+    fi
   else
-    bad "recycle (mimalloc)"
+    skip "recycle on $alloc: the build failed (no network for the $alloc crate?), see $out/recycle_${alloc}_build.log"
   fi
-else
-  skip "recycle on mimalloc: the build failed (no network for the mimalloc crate?), see $out/recycle_mimalloc_build.log"
-fi
+done
 rmeta load_after "$(cut -d' ' -f1-3 /proc/loadavg)"
 rmeta shared "${QUIVER_BENCH_SHARED:-not recorded}"
 

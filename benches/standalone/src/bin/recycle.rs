@@ -25,13 +25,22 @@ use std::time::Instant;
 use arrow_array::ffi_stream::RecordBatchStreamReader;
 use quiver_bench_producer::recycle::{self, batch, minflt, reset_peak_rss, status_kib, Input, Kind};
 
+#[cfg(all(feature = "mimalloc", feature = "jemalloc"))]
+compile_error!("features mimalloc and jemalloc: choose one");
+
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+#[cfg(feature = "jemalloc")]
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 #[cfg(feature = "mimalloc")]
 const ALLOC: &str = "mimalloc";
-#[cfg(not(feature = "mimalloc"))]
+#[cfg(feature = "jemalloc")]
+const ALLOC: &str = "jemalloc";
+#[cfg(not(any(feature = "mimalloc", feature = "jemalloc")))]
 const ALLOC: &str = "system";
 
 const KIB: usize = 1024;
