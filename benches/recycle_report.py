@@ -212,6 +212,8 @@ def render():
         body += table(f"On {a}: one writer, the consumer drops each batch", keys_of("sweep", alloc=a),
                       f"The same program built with `--features {a}` (the allocator of the benchmark "
                       "program only; the library does not choose one).")
+        body += table(f"On {a}: two writers on two threads at once", keys_of("two", alloc=a),
+                      f"As the two-writer table above, built with `--features {a}`.")
         sys_on = {k[2]: P[k] for k in keys_of("sweep")}
         rows = []
         for k in keys_of("sweep", alloc=a):
