@@ -1,6 +1,6 @@
 //! Shared data and writers of the benchmarks: every writer (quiver's row and
 //! column paths, arrow-rs builders, a plain memcpy) gets the same data, made
-//! by the same xorshift64* generator that bench/bench_data.h uses in C.
+//! by the same xorshift64* generator that benches/peers/bench_data.h uses in C.
 #![allow(dead_code)]
 
 use std::sync::Arc;
@@ -17,7 +17,7 @@ use arrow_data::ArrayData;
 use arrow_schema::{DataType, Field, Fields};
 use quiver::{ArrowWriter, WriterOptions};
 
-/// The xorshift64* generator (same constants as bench/bench_data.h).
+/// The xorshift64* generator (same constants as benches/peers/bench_data.h).
 pub struct Gen(u64);
 
 impl Gen {

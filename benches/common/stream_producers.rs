@@ -1,5 +1,5 @@
 //! The stream producers of benches/stream.rs (also built into
-//! bench/ffi_producer for consumers outside Rust).
+//! benches/standalone for consumers outside Rust).
 
 use std::sync::Arc;
 

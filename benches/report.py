@@ -6,6 +6,7 @@ default target/criterion):
   RESULTS/c.txt        lines "RESULT <case> <writer> <ns_per_row>" (c_bench, cpp_bench, stream_pyarrow.py)
   RESULTS/alloc.jsonl  benches/alloc.rs
   RESULTS/meta.txt     key=value lines: machine, commands, load
+  RESULTS/recycle.jsonl, recycle_meta.txt   the recycling benchmark (rendered by recycle_report.py)
 Usage: report.py MD_OUT SVG_OUT
 """
 
@@ -14,6 +15,9 @@ import json
 import math
 import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import recycle_report  # noqa: E402
 
 RESULTS = os.environ.get("QUIVER_BENCH_OUT", "target/bench-results")
 CRITERION = os.environ.get("QUIVER_CRITERION_DIR", "target/criterion")
@@ -217,7 +221,7 @@ def main():
           "from an arrow array) for struct, utf8 and list. Row path: `append_*` per value and "
           "`end_row` per row (`begin`/`end` for struct and list); utf8 appends are UTF-8 checked "
           "(the default).",
-          "- Data: xorshift64* values (bench/bench_data.h and benches/common/mod.rs use the same "
+          "- Data: xorshift64* values (benches/peers/bench_data.h and benches/common/mod.rs use the same "
           "generator); `half` = a pseudo-random half of the rows null (a struct's four children "
           "null, the struct valid); utf8 strings of 0..11 bytes; lists of 0..7 int32.", ""]
 
@@ -233,7 +237,7 @@ def main():
     ccases = [f"c_{k}_{n}" for k in KINDS for n in ("none", "half") if f"c_{k}_{n}" in res]
     if ccases:
         cw = ["quiver_c", "quiver_c_norecycle", "nanoarrow", "arrow_cpp", "memcpy"]
-        L += ["## C: row path through the C API (bench/c_bench.c, bench/cpp_bench.cc)", "",
+        L += ["## C: row path through the C API (benches/peers/c_bench.c, benches/peers/cpp_bench.cc)", "",
               "`quiver_append_*` + `quiver_end_row` per row, `quiver_writer_finish`, `release`; against "
               "nanoarrow 0.9 appenders (`ArrowArrayReserve`, `ArrowArrayAppendInt/Double/String/"
               "Decimal/Null`, `ArrowArrayFinishElement`, `ArrowArrayFinishBuildingDefault`) and Arrow "
@@ -260,8 +264,8 @@ def main():
               "(column path: `write_column` ×3 + `write_array`; row path: appends); `arrow_builder`: "
               "arrow-rs builders behind `FFI_ArrowArrayStream::new(Box<dyn RecordBatchReader>)`. "
               "Into arrow-rs: `RecordBatchStreamReader` (criterion, benches/stream.rs). Into pyarrow: "
-              "`RecordBatchReader._import_from_c` + `read_next_batch` (bench/stream_pyarrow.py, the "
-              "producers built as bench/ffi_producer); `quiver_py`: python/quiver.py's `Stream` whose "
+              "`RecordBatchReader._import_from_c` + `read_next_batch` (benches/peers/stream_pyarrow.py, the "
+              "producers built as benches/standalone); `quiver_py`: python/quiver.py's `Stream` whose "
               "Python fill calls `write_array` on the four columns.", "",
               "| consumer | path | producer | ns/row | Mrows/s | builder ÷ quiver |", "|---|---|---|---:|---:|---:|"]
         for g in scases:
@@ -276,6 +280,10 @@ def main():
             r = ratio(crit[g].get("arrow_builder"), crit[g].get("quiver"))
             checks["builder"].append((g, r, r is not None and r >= 1.5))
         L.append("")
+
+    recycling = recycle_report.render()
+    if recycling:
+        L += recycling + [""]
 
     if alloc:
         L += ["## Allocations per batch in steady state (benches/alloc.rs)", "",

@@ -1,6 +1,6 @@
 // Arrow C++ builders (Int32Builder, Int64Builder, DoubleBuilder,
 // Decimal128Builder, StructBuilder, StringBuilder, ListBuilder: Reserve,
-// Append / AppendNull per value, Finish) on the data of bench/bench_data.h,
+// Append / AppendNull per value, Finish) on the data of benches/peers/bench_data.h,
 // one 8192-row batch per repetition; prints the median ns per row as
 //   RESULT c_<case> arrow_cpp <ns_per_row>
 #include <arrow/api.h>

@@ -1,4 +1,4 @@
-/* Benchmark data shared by bench/c_bench.c and bench/cpp_bench.cc: the same
+/* Benchmark data shared by benches/peers/c_bench.c and benches/peers/cpp_bench.cc: the same
  * xorshift64* generator, seeds and shapes as benches/common/mod.rs, so the C,
  * C++ and Rust writers all get the same values and the same null pattern. */
 #ifndef QUIVER_BENCH_DATA_H

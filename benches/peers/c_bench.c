@@ -1,7 +1,7 @@
 /* C API row path of libquiver (quiver_append_* + quiver_end_row per row, then
  * quiver_writer_finish and release) against nanoarrow's appenders
  * (ArrowArrayAppend* through ArrowArrayFinishBuildingDefault) and a memcpy of
- * the batch's bytes, on the data of bench/bench_data.h. Each writer makes one
+ * the batch's bytes, on the data of benches/peers/bench_data.h. Each writer makes one
  * 8192-row batch per repetition; prints the median ns per row as
  *   RESULT c_<case> <writer> <ns_per_row>                                      */
 #include <errno.h>

@@ -3,8 +3,8 @@
 ``a: int32, b: int64, c: float64, s: utf8`` (8192-row batches, half nulls).
 
 Producers:
-  quiver          quiver's WriterStream::into_ffi (bench/ffi_producer)
-  arrow_builder   arrow-rs builders behind FFI_ArrowArrayStream::new (bench/ffi_producer)
+  quiver          quiver's WriterStream::into_ffi (benches/standalone)
+  arrow_builder   arrow-rs builders behind FFI_ArrowArrayStream::new (benches/standalone)
   quiver_py       (column path only) python/quiver.py's Stream, whose Python fill
                   copies the same four pyarrow arrays with write_array
 
@@ -20,7 +20,7 @@ import time
 import pyarrow as pa
 
 here = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(here, "..", "python"))
+sys.path.insert(0, os.path.join(here, "..", "..", "python"))
 
 ROWS = 8192
 QUICK = os.environ.get("QUIVER_BENCH_QUICK") == "1"
