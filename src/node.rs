@@ -415,3 +415,100 @@ fn add_node(nodes: &mut Vec<Node>, field: &FieldRef, path: String, parent: Optio
     }
     Ok(index)
 }
+
+/// Position rules of the fast paths (`Node::rule`), by the parent's kind.
+/// A top-level column: its length equals the committed rows.
+pub(crate) const RULE_TOP: u8 = 0;
+
+/// A struct field: its length equals the struct's.
+pub(crate) const RULE_STRUCT: u8 = 1;
+
+/// An item of a list, large list, map or list view: always free.
+pub(crate) const RULE_ANY: u8 = 2;
+
+/// An item of a fixed-size list: fewer than `size` values in the open entry.
+pub(crate) const RULE_FIXED: u8 = 3;
+
+/// A union member: the full check.
+pub(crate) const RULE_SLOW: u8 = 4;
+
+/// Sets each node's `up`, `rule` and fast-path inputs (see `Node`).
+pub(crate) fn prepare_fast_paths(nodes: &mut [Node], check_decimal_precision: bool) {
+    for n in nodes.iter_mut() {
+        if let (Kind::Fixed { width }, Some(p)) = (n.kind, n.decimal_precision) {
+            if width <= 16 && p <= 38 {
+                n.dec_bound = 10i128.pow(p as u32);
+                if width == 16 {
+                    n.fast = Input::Decimal as u8;
+                    (n.dec_lo, n.dec_hi) = if check_decimal_precision {
+                        (1 - n.dec_bound, n.dec_bound - 1)
+                    } else {
+                        (i128::MIN, i128::MAX)
+                    };
+                }
+            }
+        }
+        if let Kind::Fixed { width } = n.kind {
+            // The input whose native width is the node's, if it takes one
+            // (float16 takes f32 too, converted: not on the fast path).
+            let native = [
+                Input::I8,
+                Input::U8,
+                Input::I16,
+                Input::U16,
+                Input::I32,
+                Input::U32,
+                Input::F32,
+                Input::I64,
+                Input::U64,
+                Input::F64,
+            ]
+            .into_iter()
+            .find(|&i| n.accepts(i) && native_width(i) == width);
+            if let (Some(input), None) = (native, n.decimal_precision) {
+                n.fast = input as u8;
+            }
+        }
+        n.null_fast = n.nullable
+            && n.validity.is_some()
+            && matches!(n.kind, Kind::Fixed { .. } | Kind::Var { .. } | Kind::List { .. });
+    }
+    for i in 0..nodes.len() {
+        let (up, rule) = match nodes[i].parent {
+            None => (NO_OPEN, RULE_TOP),
+            Some(p) => (
+                p,
+                match nodes[p].kind {
+                    Kind::Struct => RULE_STRUCT,
+                    Kind::List { .. } | Kind::ListView { .. } => RULE_ANY,
+                    Kind::FixedList { .. } => RULE_FIXED,
+                    _ => RULE_SLOW,
+                },
+            ),
+        };
+        nodes[i].up = up;
+        nodes[i].rule = rule;
+        debug_assert!(!nodes[i].hidden || rule == RULE_SLOW, "a hidden node is never written through the fast paths");
+    }
+}
+
+fn native_width(input: Input) -> usize {
+    match input {
+        Input::I8 | Input::U8 => 1,
+        Input::I16 | Input::U16 => 2,
+        Input::I32 | Input::U32 | Input::F32 => 4,
+        Input::I64 | Input::U64 | Input::F64 => 8,
+        _ => 0,
+    }
+}
+
+/// Kinds that take `begin` / `end`.
+pub(crate) fn is_container(kind: Kind) -> bool {
+    matches!(
+        kind,
+        Kind::List { .. } | Kind::FixedList { .. } | Kind::Struct | Kind::ListView { .. } | Kind::Union { .. }
+    )
+}
+
+/// `open_top` when no node is open; also the `up` of a top-level column.
+pub(crate) const NO_OPEN: usize = usize::MAX;

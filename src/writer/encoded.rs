@@ -6,53 +6,17 @@
 use arrow_data::ArrayData;
 use arrow_schema::DataType;
 
-use crate::columns::Bits;
+use crate::buffer::bits::Bits;
+use crate::buffer::offsets::read_int;
 use crate::error::{ErrorCode, QuiverError, Result};
+use crate::layout::encoded::max_key;
+use crate::layout::view::view_value;
 use crate::node::{Encoding, Kind};
-use crate::writer::ArrowWriter;
 
-/// Kinds that take `begin` / `end`.
-pub(crate) fn is_container(kind: Kind) -> bool {
-    matches!(
-        kind,
-        Kind::List { .. } | Kind::FixedList { .. } | Kind::Struct | Kind::ListView { .. } | Kind::Union { .. }
-    )
-}
-
-/// Reads the `i`-th little-endian integer of `width` bytes (signed).
-pub(crate) fn read_int(bytes: &[u8], width: usize, i: usize) -> i64 {
-    let b = &bytes[i * width..(i + 1) * width];
-    match width {
-        1 => b[0] as i8 as i64,
-        2 => i16::from_le_bytes([b[0], b[1]]) as i64,
-        4 => i32::from_le_bytes(b.try_into().expect("4 bytes")) as i64,
-        _ => i64::from_le_bytes(b.try_into().expect("8 bytes")),
-    }
-}
-
-/// The largest dictionary index the key type of `dt` holds.
-fn max_key(dt: &DataType) -> usize {
-    match dt {
-        DataType::Dictionary(key, _) => match key.as_ref() {
-            DataType::Int8 => i8::MAX as usize,
-            DataType::UInt8 => u8::MAX as usize,
-            DataType::Int16 => i16::MAX as usize,
-            DataType::UInt16 => u16::MAX as usize,
-            DataType::Int32 => i32::MAX as usize,
-            DataType::UInt32 => u32::MAX as usize,
-            _ => i64::MAX as usize,
-        },
-        DataType::RunEndEncoded(run_ends, _) => match run_ends.data_type() {
-            DataType::Int16 => i16::MAX as usize,
-            DataType::Int32 => i32::MAX as usize,
-            _ => i64::MAX as usize,
-        },
-        _ => usize::MAX,
-    }
-}
+use super::ArrowWriter;
 
 impl ArrowWriter {
-    fn take_encoding(&mut self, node: usize) -> Box<Encoding> {
+    pub(super) fn take_encoding(&mut self, node: usize) -> Box<Encoding> {
         self.nodes[node].encoding.take().expect("encoded nodes have an encoding")
     }
 
@@ -64,7 +28,7 @@ impl ArrowWriter {
         self.nodes[node].encoding = Some(enc);
     }
 
-    fn restore_values(&mut self, enc: &Encoding) {
+    pub(super) fn restore_values(&mut self, enc: &Encoding) {
         self.truncate_nodes(&enc.subtree, &enc.snapshot);
     }
 
@@ -133,7 +97,7 @@ impl ArrowWriter {
         result
     }
 
-    fn encoded_full(&self, node: usize, what: &str, max: usize) -> QuiverError {
+    pub(super) fn encoded_full(&self, node: usize, what: &str, max: usize) -> QuiverError {
         QuiverError::new(
             ErrorCode::Overflow,
             format!(
@@ -143,7 +107,7 @@ impl ArrowWriter {
         )
     }
 
-    fn push_index(&mut self, node: usize, index: usize, width: usize) {
+    pub(super) fn push_index(&mut self, node: usize, index: usize, width: usize) {
         let n = &mut self.nodes[node];
         n.values.as_mut().expect("keys").buf.extend_from_slice(&(index as u64).to_le_bytes()[..width]);
         if let Some(v) = &mut n.validity {
@@ -238,10 +202,8 @@ impl ArrowWriter {
                 out.extend_from_slice(&n.data.as_ref().expect("var data").buf.as_slice()[s..e]);
             }
             Kind::View { .. } => {
-                let bytes = crate::layouts::view_value(
-                    &values[idx * 16..idx * 16 + 16],
-                    &[n.data.as_ref().expect("view data").buf.as_slice()],
-                );
+                let bytes =
+                    view_value(&values[idx * 16..idx * 16 + 16], &[n.data.as_ref().expect("view data").buf.as_slice()]);
                 out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
                 out.extend_from_slice(bytes);
             }
