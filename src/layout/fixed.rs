@@ -1,5 +1,6 @@
-//! Fixed-width values: zero values for nulls, and the branch-free zeroing of
-//! copied values under nulls.
+//! Fixed-width and boolean values: zero values for nulls, and the column
+//! copies, with the branch-free zeroing of copied values under nulls
+//! (docs/design.md §2 rule 6).
 
 use arrow_buffer::bit_chunk_iterator::BitChunks;
 
@@ -104,5 +105,32 @@ pub(crate) fn zero_under_nulls(
             let values = &mut buf.as_slice_mut()[row * width..(row + len) * width];
             for_each_zero(bits, len, |i| values[i * width..(i + 1) * width].fill(0))
         }
+    }
+}
+
+/// Copies `count` boolean values from bit `start` of the bitmap `src` to
+/// bit `at` of `values`: false under every null of `bits`.
+pub(crate) fn copy_bools(values: &mut Slot, at: usize, src: &[u8], start: usize, count: usize, bits: Option<Bits>) {
+    match bits {
+        None => {
+            values.copy_bits(at, src, start, count);
+        }
+        Some(b) => {
+            // value AND validity, a word at a time.
+            let v = BitChunks::new(src, start, count);
+            let m = BitChunks::new(b.bytes, b.offset, count);
+            let anded: Vec<u8> =
+                v.iter_padded().zip(m.iter_padded()).flat_map(|(x, y)| (x & y).to_le_bytes()).collect();
+            values.copy_bits(at, &anded, 0, count);
+        }
+    }
+}
+
+/// Appends the values `src` (`width` bytes each) after the `at` there are:
+/// zeros under every null of `bits`.
+pub(crate) fn copy_values(values: &mut Slot, at: usize, width: usize, src: &[u8], bits: Option<Bits>) {
+    values.buf.extend_from_slice(src);
+    if let Some(b) = bits {
+        zero_under_nulls(&mut values.buf, at, width, b, src.len() / width.max(1));
     }
 }

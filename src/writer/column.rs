@@ -36,7 +36,7 @@ impl ArrowWriter {
     /// was, so nothing else changes. When every top-level column then has the
     /// same length, those rows are committed.
     pub(super) fn column_write(&mut self, node: usize, write: impl FnOnce(&mut Self) -> Result<()>) -> Result<()> {
-        let subtree = crate::node::subtree_of(&self.nodes, node);
+        let subtree = crate::node::build::subtree_of(&self.nodes, node);
         let before: Vec<(usize, usize)> =
             subtree.iter().map(|&i| (self.nodes[i].len, self.nodes[i].null_count)).collect();
         self.refused_at = None;
@@ -62,7 +62,7 @@ impl ArrowWriter {
         let Some(n) = self.nodes.get(node) else {
             return Err(self.unknown_node(call, node));
         };
-        match n.kind {
+        match n.kind() {
             Kind::Fixed { width } => length.checked_mul(width).filter(|&b| b <= isize::MAX as usize).ok_or_else(|| {
                 QuiverError::invalid(format!(
                     "{call}: {}: {length} rows of {width} bytes do not fit in memory",
@@ -87,7 +87,7 @@ impl ArrowWriter {
         validity: Option<&[u8]>,
     ) -> Result<()> {
         let bytes: &[u8] = arrow_buffer::ToByteSlice::to_byte_slice(values);
-        if let Some(Kind::Fixed { width }) = self.nodes.get(node).map(|n| n.kind) {
+        if let Some(Kind::Fixed { width }) = self.nodes.get(node).map(|n| n.kind()) {
             if width != std::mem::size_of::<T>() {
                 return Err(QuiverError::invalid(format!(
                     "write_column: {} has {width}-byte values, the slice has {}-byte values",
@@ -202,7 +202,7 @@ impl ArrowWriter {
         const CALL: &str = "write_array";
         let bits = Self::bits_of(data, start);
         let off = data.offset() + start;
-        let kind = self.nodes[node].kind;
+        let kind = self.nodes[node].kind();
         match kind {
             Kind::Null => {
                 self.nodes[node].len += count;

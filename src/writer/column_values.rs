@@ -3,16 +3,14 @@
 //! bytes or child values, and the layouts copied value by value (unions,
 //! views, list views).
 
-use arrow_buffer::bit_chunk_iterator::BitChunks;
 use arrow_data::ArrayData;
 
 use crate::buffer::bits::{for_each_run, Bits};
 use crate::buffer::offsets::{last_offset, null_spans_are_empty, read_int, Offset};
 use crate::error::{overflow, QuiverError, Result};
 use crate::layout::decimal::first_over_precision;
-use crate::layout::fixed::zero_under_nulls;
 use crate::layout::view::view_value;
-use crate::node::Kind;
+use crate::layout::{fixed, union, Kind, Layout};
 
 use super::ArrowWriter;
 
@@ -29,7 +27,8 @@ impl ArrowWriter {
     ) -> Result<()> {
         // Every check comes before the first byte is written, so a refused
         // copy leaves the column exactly as it was.
-        if let (Kind::Fixed { width }, Some(p)) = (self.nodes[node].kind, self.nodes[node].decimal_precision) {
+        if let Layout::Decimal { width, spec, .. } = self.nodes[node].layout {
+            let p = spec.precision;
             if self.options.check_decimal_precision {
                 let src = &values[start * width..(start + count) * width];
                 if let Some(bad) = first_over_precision(src, width, p, bits) {
@@ -52,31 +51,12 @@ impl ArrowWriter {
         self.copy_validity(node, call, bits, count)?;
         let n = &mut self.nodes[node];
         let at = n.len;
-        match n.kind {
-            Kind::Bool => {
-                let slot = n.values.as_mut().expect("bool values");
-                match bits {
-                    None => {
-                        slot.copy_bits(at, values, start, count);
-                    }
-                    Some(b) => {
-                        // value AND validity, a word at a time: false under every null.
-                        let v = BitChunks::new(values, start, count);
-                        let m = BitChunks::new(b.bytes, b.offset, count);
-                        let anded: Vec<u8> =
-                            v.iter_padded().zip(m.iter_padded()).flat_map(|(x, y)| (x & y).to_le_bytes()).collect();
-                        slot.copy_bits(at, &anded, 0, count);
-                    }
-                }
+        match &mut n.layout {
+            Layout::Bool { values: slot } => fixed::copy_bools(slot, at, values, start, count, bits),
+            Layout::Fixed { values: slot, width } | Layout::Decimal { values: slot, width, .. } => {
+                fixed::copy_values(slot, at, *width, &values[start * *width..(start + count) * *width], bits)
             }
-            Kind::Fixed { width } => {
-                let slot = n.values.as_mut().expect("fixed values");
-                slot.buf.extend_from_slice(&values[start * width..(start + count) * width]);
-                if let Some(b) = bits {
-                    zero_under_nulls(&mut slot.buf, at, width, b, count);
-                }
-            }
-            _ => unreachable!("copy_fixed on a non-fixed node"),
+            _ => unreachable!("copy_fixed on a fixed-width or boolean node"),
         }
         n.len += count;
         Ok(())
@@ -106,7 +86,11 @@ impl ArrowWriter {
         };
         for_each_run(bits, count, |s, e, valid| {
             let n = &mut self.nodes[node];
-            let offsets = n.values.as_mut().expect("offsets");
+            let (offsets, bytes) = match &mut n.layout {
+                Layout::Var { offsets, data, .. } => (offsets, Some(data)),
+                Layout::List { offsets, .. } => (offsets, None),
+                _ => unreachable!("copy_offsets on a variable-width or list node"),
+            };
             let base = last_offset(offsets, width) as i64;
             if !valid {
                 let b = O::try_from(base).ok().expect("the last offset fits its own type");
@@ -116,8 +100,7 @@ impl ArrowWriter {
             let (first, last): (i64, i64) = (src[off + s].into(), src[off + e].into());
             let end = base + (last - first);
             if width == 4 && end > i32::MAX as i64 {
-                let what = n.describe(node);
-                return Err(overflow(CALL, &what, end as usize));
+                return Err(overflow(CALL, &self.nodes[node].describe(node), end as usize));
             }
             // In range: every offset lies between first and last, and the
             // last one rebased is `end`, checked above.
@@ -125,11 +108,10 @@ impl ArrowWriter {
             offsets.buf.resize((at + e - s) * width, 0);
             O::rebase(&mut offsets.buf.typed_data_mut::<O>()[at..], &src[off + s + 1..=off + e], base - first);
             let (first, last) = (first as usize, last as usize);
-            match child {
-                None => {
-                    n.data.as_mut().expect("var data").buf.extend_from_slice(&data.buffers()[1].as_slice()[first..last])
-                }
-                Some(c) => self.copy_data(c, &data.child_data()[0], first, last - first).inspect_err(|_| {
+            match (bytes, child) {
+                (Some(bytes), _) => bytes.buf.extend_from_slice(&data.buffers()[1].as_slice()[first..last]),
+                (None, None) => unreachable!("a list has a child"),
+                (None, Some(c)) => self.copy_data(c, &data.child_data()[0], first, last - first).inspect_err(|_| {
                     // The row whose values hold child value j.
                     self.refused_at = self.refused_at.map(|j| {
                         let row = (off + s..off + e).find(|&p| src[p + 1].into() > j as i64).unwrap_or(off + s);
@@ -143,32 +125,22 @@ impl ArrowWriter {
 
     /// Column path: a union array, value by value.
     pub(crate) fn copy_union(&mut self, node: usize, data: &ArrayData, start: usize, count: usize) -> Result<()> {
-        let Kind::Union { dense } = self.nodes[node].kind else { unreachable!("union node") };
+        let Kind::Union { dense } = self.nodes[node].kind() else { unreachable!("a union node") };
         let off = data.offset() + start;
         let type_ids = data.buffers()[0].as_slice();
         for i in off..off + count {
             let type_id = type_ids[i] as i8;
-            let Some(member) = self.nodes[node].type_ids.iter().position(|&t| t == type_id) else {
+            let Layout::Union { ids, .. } = &self.nodes[node].layout else { unreachable!("a union's layout") };
+            let Some(member) = union::member_of(ids, type_id) else {
                 return Err(QuiverError::invalid(format!(
                     "write_array: union type id {type_id} is not one of the union's"
                 )));
             };
             let child = self.nodes[node].children[member];
-            let children = self.nodes[node].children.clone();
             let at = if dense { read_int(data.buffers()[1].as_slice(), 4, i) as usize } else { i };
             self.copy_data(child, &data.child_data()[member], at, 1)
                 .inspect_err(|_| self.refused_at = self.refused_at.map(|_| i - data.offset()))?;
-            let n = &mut self.nodes[node];
-            n.values.as_mut().expect("type ids").buf.push(type_id);
-            if dense {
-                let child_len = self.nodes[child].len;
-                self.nodes[node].data.as_mut().expect("union offsets").buf.push((child_len - 1) as i32);
-            } else {
-                for &c in children.iter().filter(|&&c| c != child) {
-                    self.fill_null(c, 1);
-                }
-            }
-            self.nodes[node].len += 1;
+            self.push_union_value(node, member);
         }
         Ok(())
     }
@@ -221,7 +193,9 @@ impl ArrowWriter {
             let begin = self.nodes[child].len;
             self.copy_data(child, &data.child_data()[0], o, size)
                 .inspect_err(|_| self.refused_at = self.refused_at.map(|_| start + i))?;
-            self.nodes[node].open_start = begin;
+            if let Layout::ListView { open_start, .. } = &mut self.nodes[node].layout {
+                *open_start = begin;
+            }
             self.end_list_view(node)?;
             let n = &mut self.nodes[node];
             if let Some(v) = &mut n.validity {

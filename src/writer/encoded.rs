@@ -8,16 +8,23 @@ use arrow_schema::DataType;
 
 use crate::buffer::bits::Bits;
 use crate::buffer::offsets::read_int;
+use crate::buffer::Slot;
 use crate::error::{ErrorCode, QuiverError, Result};
-use crate::layout::encoded::max_key;
+use crate::layout::encoded::{max_key, push_index, set_last_run_end};
 use crate::layout::view::view_value;
-use crate::node::{Encoding, Kind};
+use crate::layout::{union, Encoding, Kind, Layout};
 
 use super::ArrowWriter;
 
 impl ArrowWriter {
-    pub(super) fn take_encoding(&mut self, node: usize) -> Box<Encoding> {
-        self.nodes[node].encoding.take().expect("encoded nodes have an encoding")
+    /// Takes the interning state out of encoded `node`, so that the writer
+    /// can work on the value nodes meanwhile; `put_encoding` puts it back.
+    fn take_encoding(&mut self, node: usize) -> Encoding {
+        std::mem::take(self.nodes[node].layout.encoding_mut().expect("an encoded node"))
+    }
+
+    fn put_encoding(&mut self, node: usize, enc: Encoding) {
+        *self.nodes[node].layout.encoding_mut().expect("an encoded node") = enc;
     }
 
     /// Records the value subtree of encoded `node` before a value is written.
@@ -25,7 +32,7 @@ impl ArrowWriter {
         let mut enc = self.take_encoding(node);
         enc.snapshot.clear();
         enc.snapshot.extend(enc.subtree.iter().map(|&i| (self.nodes[i].len, self.nodes[i].null_count)));
-        self.nodes[node].encoding = Some(enc);
+        self.put_encoding(node, enc);
     }
 
     pub(super) fn restore_values(&mut self, enc: &Encoding) {
@@ -39,7 +46,7 @@ impl ArrowWriter {
         if let Err(e) = write(self) {
             let enc = self.take_encoding(node);
             self.rollback_nodes(&enc.subtree, &enc.snapshot);
-            self.nodes[node].encoding = Some(enc);
+            self.put_encoding(node, enc);
             return Err(e);
         }
         self.commit_encoded(node)
@@ -49,7 +56,7 @@ impl ArrowWriter {
     /// encoded `node`: a dictionary index, or a run.
     pub(crate) fn commit_encoded(&mut self, node: usize) -> Result<()> {
         let v = self.nodes[node].value_node.expect("encoded node");
-        let Kind::Encoded { ree, index_width } = self.nodes[node].kind else { unreachable!("encoded node") };
+        let Kind::Encoded { ree, index_width } = self.nodes[node].kind() else { unreachable!("encoded node") };
         let written = self.nodes[v].len - 1;
         let mut key = Vec::new();
         self.value_key(v, written, &mut key);
@@ -59,7 +66,7 @@ impl ArrowWriter {
             match enc.index.get(&key) {
                 Some(&index) => {
                     self.restore_values(&enc);
-                    self.push_index(node, index, index_width);
+                    self.push_key(node, index);
                     Ok(())
                 }
                 None if written > max => {
@@ -68,7 +75,7 @@ impl ArrowWriter {
                 }
                 None => {
                     enc.index.insert(key, written);
-                    self.push_index(node, written, index_width);
+                    self.push_key(node, written);
                     Ok(())
                 }
             }
@@ -84,16 +91,13 @@ impl ArrowWriter {
             } else {
                 enc.last = Some(key);
                 let n = &mut self.nodes[node];
-                n.values
-                    .as_mut()
-                    .expect("run ends")
-                    .buf
-                    .extend_from_slice(&((len + 1) as u64).to_le_bytes()[..index_width]);
+                let Layout::RunEnd { run_ends, .. } = &mut n.layout else { unreachable!("a run-end layout") };
+                push_index(run_ends, index_width, len + 1);
                 n.len += 1;
                 Ok(())
             }
         };
-        self.nodes[node].encoding = Some(enc);
+        self.put_encoding(node, enc);
         result
     }
 
@@ -107,9 +111,10 @@ impl ArrowWriter {
         )
     }
 
-    pub(super) fn push_index(&mut self, node: usize, index: usize, width: usize) {
+    fn push_key(&mut self, node: usize, index: usize) {
         let n = &mut self.nodes[node];
-        n.values.as_mut().expect("keys").buf.extend_from_slice(&(index as u64).to_le_bytes()[..width]);
+        let Layout::Dictionary { keys, width, .. } = &mut n.layout else { unreachable!("a dictionary layout") };
+        push_index(keys, *width, index);
         if let Some(v) = &mut n.validity {
             v.set_bit(n.len);
         }
@@ -118,23 +123,19 @@ impl ArrowWriter {
 
     /// Makes the last run `extra` values longer.
     pub(crate) fn extend_last_run(&mut self, node: usize, extra: usize) {
-        let Kind::Encoded { index_width, .. } = self.nodes[node].kind else { unreachable!("run-end node") };
         let n = &mut self.nodes[node];
         n.len += extra;
-        let ends = &mut n.values.as_mut().expect("run ends").buf;
-        let at = ends.len() - index_width;
-        let end = n.len as u64;
-        ends.as_slice_mut()[at..].copy_from_slice(&end.to_le_bytes()[..index_width]);
+        let Layout::RunEnd { run_ends, width, .. } = &mut n.layout else { unreachable!("a run-end layout") };
+        set_last_run_end(run_ends, *width, n.len);
     }
 
     /// `count` nulls of encoded `node` (a null key; for run-end encoding a
     /// null value, which extends a run of nulls).
     pub(crate) fn fill_null_encoded(&mut self, node: usize, count: usize) {
-        let Kind::Encoded { ree, index_width } = self.nodes[node].kind else { unreachable!("encoded node") };
         let n = &mut self.nodes[node];
-        if !ree {
+        if let Layout::Dictionary { keys, width, .. } = &mut n.layout {
             if let Some(v) = &mut n.validity {
-                n.values.as_mut().expect("keys").buf.extend_zeros(count * index_width);
+                keys.buf.extend_zeros(count * *width);
                 v.ensure_bits(n.len + count);
                 n.null_count += count;
                 n.len += count;
@@ -156,17 +157,16 @@ impl ArrowWriter {
     /// length; cut run ends back to the runs left and end the last run at the
     /// node's length.
     pub(crate) fn repair_encoded(&mut self, node: usize) {
-        let Kind::Encoded { ree, index_width } = self.nodes[node].kind else { return };
+        let Kind::Encoded { ree, index_width } = self.nodes[node].kind() else { return };
         let v = self.nodes[node].value_node.expect("encoded node");
         let values = self.nodes[v].len;
         let mut enc = self.take_encoding(node);
         if ree {
-            let len = self.nodes[node].len;
-            let ends = &mut self.nodes[node].values.as_mut().expect("run ends").buf;
-            ends.truncate(values * index_width);
+            let n = &mut self.nodes[node];
+            let Layout::RunEnd { run_ends, .. } = &mut n.layout else { unreachable!("a run-end layout") };
+            run_ends.buf.truncate(values * index_width);
             if values > 0 {
-                let at = ends.len() - index_width;
-                ends.as_slice_mut()[at..].copy_from_slice(&(len as u64).to_le_bytes()[..index_width]);
+                set_last_run_end(run_ends, index_width, n.len);
                 let mut key = Vec::new();
                 self.value_key(v, values - 1, &mut key);
                 enc.last = Some(key);
@@ -176,7 +176,7 @@ impl ArrowWriter {
         } else {
             enc.index.retain(|_, index| *index < values);
         }
-        self.nodes[node].encoding = Some(enc);
+        self.put_encoding(node, enc);
     }
 
     /// Appends a key identifying value `idx` of `node` to `out`: equal keys
@@ -190,68 +190,64 @@ impl ArrowWriter {
             }
         }
         out.push(1);
-        let width = n.offset_width();
-        let values = n.values.as_ref().map(|s| s.buf.as_slice()).unwrap_or(&[]);
-        match n.kind {
-            Kind::Null => {}
-            Kind::Bool => out.push(n.values.as_ref().expect("bool values").get_bit(idx) as u8),
-            Kind::Fixed { width } => out.extend_from_slice(&values[idx * width..(idx + 1) * width]),
-            Kind::Var { .. } => {
-                let (s, e) = (read_int(values, width, idx) as usize, read_int(values, width, idx + 1) as usize);
+        let list_key = |s: usize, e: usize, out: &mut Vec<u8>| {
+            out.extend_from_slice(&((e - s) as u64).to_le_bytes());
+            for j in s..e {
+                self.value_key(n.children[0], j, out);
+            }
+        };
+        match &n.layout {
+            Layout::Null => {}
+            Layout::Bool { values } => out.push(values.get_bit(idx) as u8),
+            Layout::Fixed { values, width } | Layout::Decimal { values, width, .. } => {
+                out.extend_from_slice(&bytes(values)[idx * width..(idx + 1) * width])
+            }
+            Layout::Var { offsets, data, large, .. } => {
+                let w = if *large { 8 } else { 4 };
+                let (s, e) = (read_int(bytes(offsets), w, idx) as usize, read_int(bytes(offsets), w, idx + 1) as usize);
                 out.extend_from_slice(&((e - s) as u64).to_le_bytes());
-                out.extend_from_slice(&n.data.as_ref().expect("var data").buf.as_slice()[s..e]);
+                out.extend_from_slice(&bytes(data)[s..e]);
             }
-            Kind::View { .. } => {
-                let bytes =
-                    view_value(&values[idx * 16..idx * 16 + 16], &[n.data.as_ref().expect("view data").buf.as_slice()]);
-                out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
-                out.extend_from_slice(bytes);
+            Layout::View { views, data, .. } => {
+                let value = view_value(&bytes(views)[idx * 16..idx * 16 + 16], &[bytes(data)]);
+                out.extend_from_slice(&(value.len() as u64).to_le_bytes());
+                out.extend_from_slice(value);
             }
-            Kind::List { .. } | Kind::ListView { .. } => {
-                let (s, e) = match n.kind {
-                    Kind::List { .. } => {
-                        (read_int(values, width, idx) as usize, read_int(values, width, idx + 1) as usize)
-                    }
-                    _ => {
-                        let s = read_int(values, width, idx) as usize;
-                        (s, s + read_int(n.data.as_ref().expect("sizes").buf.as_slice(), width, idx) as usize)
-                    }
-                };
-                out.extend_from_slice(&((e - s) as u64).to_le_bytes());
-                for j in s..e {
-                    self.value_key(n.children[0], j, out);
-                }
+            Layout::List { offsets, large } => {
+                let w = if *large { 8 } else { 4 };
+                list_key(read_int(bytes(offsets), w, idx) as usize, read_int(bytes(offsets), w, idx + 1) as usize, out)
             }
-            Kind::FixedList { size } => {
+            Layout::ListView { offsets, sizes, large, .. } => {
+                let w = if *large { 8 } else { 4 };
+                let s = read_int(bytes(offsets), w, idx) as usize;
+                list_key(s, s + read_int(bytes(sizes), w, idx) as usize, out)
+            }
+            Layout::FixedList { size } => {
                 for j in idx * size..(idx + 1) * size {
                     self.value_key(n.children[0], j, out);
                 }
             }
-            Kind::Struct => {
+            Layout::Struct => {
                 for &c in &n.children {
                     self.value_key(c, idx, out);
                 }
             }
-            Kind::Union { dense } => {
-                let type_id = values[idx] as i8;
+            Layout::Union { type_ids, offsets, ids, .. } => {
+                let type_id = bytes(type_ids)[idx] as i8;
                 out.push(type_id as u8);
-                let member = n.type_ids.iter().position(|&t| t == type_id).expect("written type ids are known");
-                let at = if dense {
-                    read_int(n.data.as_ref().expect("offsets").buf.as_slice(), 4, idx) as usize
-                } else {
-                    idx
-                };
+                let member = union::member_of(ids, type_id).expect("written type ids are known");
+                let at = offsets.as_ref().map_or(idx, |o| read_int(bytes(o), 4, idx) as usize);
                 self.value_key(n.children[member], at, out);
             }
-            Kind::Encoded { ree: false, index_width } => {
-                out.extend_from_slice(&values[idx * index_width..(idx + 1) * index_width]);
+            Layout::Dictionary { keys, width, .. } => {
+                out.extend_from_slice(&bytes(keys)[idx * width..(idx + 1) * width]);
             }
-            Kind::Encoded { ree: true, index_width } => {
-                let runs = values.len() / index_width;
+            Layout::RunEnd { run_ends, width, .. } => {
+                let runs = bytes(run_ends).len() / width;
                 let run = (0..runs)
-                    .position(|r| read_int(values, index_width, r) as usize > idx)
+                    .position(|r| read_int(bytes(run_ends), *width, r) as usize > idx)
                     .expect("idx within the runs");
-                self.value_key(n.value_node.expect("encoded node"), run, out);
+                self.value_key(n.value_node.expect("an encoded node has a value node"), run, out);
             }
         }
     }
@@ -266,7 +262,7 @@ impl ArrowWriter {
         count: usize,
         bits: Option<Bits>,
     ) -> Result<()> {
-        let Kind::Encoded { ree, .. } = self.nodes[node].kind else { unreachable!("encoded node") };
+        let Kind::Encoded { ree, .. } = self.nodes[node].kind() else { unreachable!("encoded node") };
         let v = self.nodes[node].value_node.expect("encoded node");
         let off = data.offset() + start;
         if !ree {
@@ -295,14 +291,17 @@ impl ArrowWriter {
                         values.len()
                     )));
                 }
-                let Kind::Encoded { index_width, .. } = self.nodes[node].kind else { unreachable!() };
+                let Kind::Encoded { index_width, .. } = self.nodes[node].kind() else { unreachable!() };
                 match ours[key] {
-                    Some(index) => self.push_index(node, index, index_width),
+                    Some(index) => self.push_key(node, index),
                     None => {
                         self.append_encoded(node, |w| w.copy_data(v, values, key, 1))
                             .inspect_err(|_| self.refused_at = self.refused_at.map(|_| start + i))?;
-                        let keys_now = self.nodes[node].values.as_ref().expect("keys").buf.as_slice();
-                        ours[key] = Some(read_int(keys_now, index_width, self.nodes[node].len - 1) as u64 as usize);
+                        let Layout::Dictionary { keys, .. } = &self.nodes[node].layout else {
+                            unreachable!("a dictionary layout")
+                        };
+                        ours[key] =
+                            Some(read_int(keys.buf.as_slice(), index_width, self.nodes[node].len - 1) as u64 as usize);
                     }
                 }
             }
@@ -330,4 +329,9 @@ impl ArrowWriter {
         }
         Ok(())
     }
+}
+
+/// The bytes of `slot` written so far.
+fn bytes(slot: &Slot) -> &[u8] {
+    slot.buf.as_slice()
 }

@@ -5,7 +5,6 @@ use arrow_array::{make_array, ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow_data::{ArrayData, ArrayDataBuilder};
 use arrow_schema::DataType;
 
-use crate::buffer::offsets::last_offset;
 use crate::error::{QuiverError, Result};
 use crate::node::Kind;
 
@@ -51,25 +50,8 @@ impl ArrowWriter {
         let counters = &mut self.counters;
         let n = &mut self.nodes[node];
         let len = n.len;
-        let width = n.offset_width();
         let nulls = n.validity.as_mut().map(|v| v.finish(len.div_ceil(8), recycle, retain, counters));
-        let mut buffers = Vec::with_capacity(2);
-        if let Some(v) = &mut n.values {
-            let (values_bytes, data_bytes) = match n.kind {
-                Kind::Bool => (len.div_ceil(8), 0),
-                Kind::Fixed { width } => (len * width, 0),
-                Kind::View { .. } => (len * 16, n.data.as_ref().map_or(0, |d| d.buf.len())),
-                Kind::ListView { .. } => (len * width, len * width),
-                Kind::Union { .. } => (len, len * 4),
-                Kind::Encoded { ree: false, index_width } => (len * index_width, 0),
-                Kind::Encoded { ree: true, index_width } => (runs * index_width, 0),
-                _ => ((len + 1) * width, if n.data.is_some() { last_offset(v, width) } else { 0 }),
-            };
-            buffers.push(v.finish(values_bytes, recycle, retain, counters));
-            if let Some(d) = &mut n.data {
-                buffers.push(d.finish(data_bytes, recycle, retain, counters));
-            }
-        }
+        let mut buffers = n.layout.finish(len, runs, recycle, retain, counters);
         let mut child_data = child_data;
         if let DataType::RunEndEncoded(run_ends, _) = n.field.data_type() {
             let run_ends =
@@ -78,7 +60,7 @@ impl ArrowWriter {
             child_data.insert(0, unsafe { run_ends.build_unchecked() });
         }
         let data_type: DataType = n.field.data_type().clone();
-        let null_count = if n.kind == Kind::Null { len } else { n.null_count };
+        let null_count = if n.kind() == Kind::Null { len } else { n.null_count };
         let builder = ArrayDataBuilder::new(data_type)
             .len(len)
             .null_count(null_count)

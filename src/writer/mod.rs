@@ -7,10 +7,11 @@ use std::sync::Arc;
 
 use arrow_schema::SchemaRef;
 
-use crate::buffer::offsets::push_offset;
 use crate::buffer::{Counters, Fill, Slot};
 use crate::error::{QuiverError, Result};
-use crate::node::{build_nodes, prepare_fast_paths, Kind, Node, NO_OPEN};
+use crate::node::build::build_nodes;
+use crate::node::fast::prepare_fast_paths;
+use crate::node::{Kind, Node, NO_OPEN};
 
 mod column;
 mod column_values;
@@ -19,6 +20,7 @@ mod finish;
 mod nested;
 mod position;
 mod row;
+mod row_bytes;
 
 /// Options of a writer; start from `WriterOptions::default()`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,7 +142,7 @@ impl ArrowWriter {
         let public = nodes.iter().filter(|n| !n.hidden).count();
         let snapshot = nodes
             .iter()
-            .filter(|n| matches!(n.kind, Kind::Union { .. } | Kind::ListView { .. } | Kind::Encoded { .. }))
+            .filter(|n| matches!(n.kind(), Kind::Union { .. } | Kind::ListView { .. } | Kind::Encoded { .. }))
             .flat_map(|n| n.children.iter().copied())
             .collect();
         prepare_fast_paths(&mut nodes, options.check_decimal_precision);
@@ -204,7 +206,7 @@ impl ArrowWriter {
 
     pub fn stats(&self) -> WriterStats {
         let bytes_retained =
-            self.nodes.iter().flat_map(|n| [&n.validity, &n.values, &n.data]).flatten().map(Slot::retained_bytes).sum();
+            self.nodes.iter().flat_map(|n| n.validity.iter().chain(n.layout.slots())).map(Slot::retained_bytes).sum();
         WriterStats {
             batches: self.batches,
             buffers_reused: self.counters.buffers_reused,
@@ -246,36 +248,7 @@ impl ArrowWriter {
             if let Some(v) = &mut n.validity {
                 v.start(rows.div_ceil(8), Fill::ZeroedBits, recycle, counters);
             }
-            let offset_width = n.offset_width();
-            if let Some(v) = &mut n.values {
-                match n.kind {
-                    Kind::Bool => v.start(rows.div_ceil(8), Fill::ZeroedBits, recycle, counters),
-                    Kind::Fixed { width } => v.start(rows * width, Fill::Push, recycle, counters),
-                    Kind::Encoded { ree: false, index_width } => {
-                        v.start(rows * index_width, Fill::Push, recycle, counters)
-                    }
-                    // Run ends and list-view offsets are offsets: zeroed.
-                    Kind::Encoded { ree: true, .. } => v.start(0, Fill::ZeroedPush, recycle, counters),
-                    Kind::ListView { .. } => v.start(rows * offset_width, Fill::ZeroedPush, recycle, counters),
-                    Kind::Union { .. } => v.start(rows, Fill::Push, recycle, counters),
-                    Kind::View { .. } => v.start(rows * 16, Fill::Push, recycle, counters),
-                    _ => {
-                        v.start((rows + 1) * offset_width, Fill::ZeroedPush, recycle, counters);
-                        push_offset(v, offset_width, 0);
-                    }
-                }
-            }
-            if let Some(d) = &mut n.data {
-                match n.kind {
-                    Kind::ListView { .. } => d.start(rows * offset_width, Fill::ZeroedPush, recycle, counters),
-                    Kind::Union { .. } => d.start(rows * 4, Fill::ZeroedPush, recycle, counters),
-                    _ => d.start(0, Fill::Push, recycle, counters),
-                }
-            }
-            if let Some(e) = &mut n.encoding {
-                e.index.clear();
-                e.last = None;
-            }
+            n.layout.start(rows, recycle, counters);
         }
         self.rows = 0;
         self.open.clear();

@@ -3,8 +3,8 @@
 //! children of a null parent their null, zeroed values.
 
 use crate::buffer::bits::set_valid;
-use crate::buffer::offsets::{last_offset, push_offset};
 use crate::error::{overflow, QuiverError, Result};
+use crate::layout::{list, union, Layout};
 use crate::node::{is_container, Kind, NO_OPEN};
 
 use super::ArrowWriter;
@@ -13,7 +13,7 @@ impl ArrowWriter {
     /// Writes `count` null (or, for a non-nullable node under a null parent,
     /// zero) values into `node` and its children.
     pub(crate) fn fill_null(&mut self, node: usize, count: usize) {
-        match self.nodes[node].kind {
+        match self.nodes[node].kind() {
             Kind::Encoded { .. } => return self.fill_null_encoded(node, count),
             Kind::Union { .. } => return self.fill_null_union(node, count),
             _ => {}
@@ -24,55 +24,39 @@ impl ArrowWriter {
             v.ensure_bits(len + count);
             n.null_count += count;
         }
-        let width = n.offset_width();
-        match n.kind {
-            Kind::Null => n.null_count += count,
-            Kind::Bool => n.values.as_mut().expect("bool values").ensure_bits(len + count),
-            Kind::Fixed { width } => n.values.as_mut().expect("fixed values").buf.extend_zeros(count * width),
-            Kind::Var { .. } | Kind::List { .. } => {
-                let offsets = n.values.as_mut().expect("offsets");
-                let last = last_offset(offsets, width);
-                for _ in 0..count {
-                    push_offset(offsets, width, last);
-                }
+        if n.layout.fill_null(len, count) {
+            if let Layout::Null = n.layout {
+                n.null_count += count;
             }
-            Kind::FixedList { size } => {
+            n.len += count;
+            return;
+        }
+        n.len += count;
+        match n.layout {
+            Layout::FixedList { size } => {
                 let child = n.children[0];
-                n.len += count;
                 self.fill_null(child, count * size);
-                return;
             }
-            Kind::Struct => {
-                n.len += count;
+            Layout::Struct => {
                 for i in 0..self.nodes[node].children.len() {
                     let child = self.nodes[node].children[i];
                     self.fill_null(child, count);
                 }
-                return;
             }
-            Kind::View { .. } => n.values.as_mut().expect("views").buf.extend_zeros(count * 16),
-            Kind::ListView { .. } => {
-                n.values.as_mut().expect("list-view offsets").buf.extend_zeros(count * width);
-                n.data.as_mut().expect("list-view sizes").buf.extend_zeros(count * width);
-            }
-            Kind::Union { .. } | Kind::Encoded { .. } => unreachable!("handled above"),
+            _ => unreachable!("unions and encoded nodes are handled above"),
         }
-        n.len += count;
     }
 
     /// `count` null union values: nulls of the first member.
     pub(crate) fn fill_null_union(&mut self, node: usize, count: usize) {
-        let n = &self.nodes[node];
-        let Kind::Union { dense } = n.kind else { unreachable!("union node") };
-        let (first, type_id) = (n.children[0], n.type_ids[0]);
-        let children = n.children.clone();
+        let first = self.nodes[node].children[0];
+        let children = self.nodes[node].children.clone();
         let base = self.nodes[first].len;
         let n = &mut self.nodes[node];
+        let Layout::Union { type_ids, offsets, ids, .. } = &mut n.layout else { unreachable!("a union's layout") };
+        let dense = offsets.is_some();
         for i in 0..count {
-            n.values.as_mut().expect("type ids").buf.push(type_id);
-            if dense {
-                n.data.as_mut().expect("union offsets").buf.push((base + i) as i32);
-            }
+            union::push(type_ids, offsets.as_mut(), ids[0], base + i);
         }
         n.len += count;
         if dense {
@@ -99,10 +83,10 @@ impl ArrowWriter {
     pub(crate) fn try_begin(&mut self, node: usize) -> bool {
         match self.nodes.get(node) {
             Some(n)
-                if matches!(n.kind, Kind::Struct | Kind::List { .. } | Kind::FixedList { .. }) && self.at_slot(n) => {}
+                if matches!(n.kind(), Kind::Struct | Kind::List { .. } | Kind::FixedList { .. }) && self.at_slot(n) => {
+            }
             _ => return false,
         }
-        self.nodes[node].open_start = 0;
         self.open.push(node);
         self.open_top = node;
         true
@@ -113,7 +97,7 @@ impl ArrowWriter {
         self.target(node, "begin")?;
         let n = &self.nodes[node];
         let dst = n.value_node.unwrap_or(node);
-        if !is_container(self.nodes[dst].kind) {
+        if !is_container(self.nodes[dst].kind()) {
             return Err(QuiverError::invalid(format!(
                 "begin: {} is not a list, struct, map or union",
                 n.describe(node)
@@ -122,16 +106,11 @@ impl ArrowWriter {
         if dst != node {
             self.snapshot_values(node);
         }
-        let d = &self.nodes[dst];
-        let start = match d.kind {
-            Kind::ListView { .. } => self.nodes[d.children[0]].len,
-            Kind::Union { .. } => d.children.iter().map(|&c| self.nodes[c].len).sum(),
-            _ => 0,
-        };
-        self.nodes[dst].open_start = start;
-        if let Kind::Union { .. } = self.nodes[dst].kind {
-            let lens = self.nodes[dst].children.iter().map(|&c| self.nodes[c].len).collect();
-            self.nodes[dst].open_lens = lens;
+        let lens: Vec<usize> = self.nodes[dst].children.iter().map(|&c| self.nodes[c].len).collect();
+        match &mut self.nodes[dst].layout {
+            Layout::ListView { open_start, .. } => *open_start = lens[0],
+            Layout::Union { open_lens, .. } => *open_lens = lens,
+            _ => {}
         }
         self.open.push(dst);
         self.sync_open();
@@ -167,19 +146,18 @@ impl ArrowWriter {
     #[inline(always)]
     pub(super) fn end_fast(&mut self, node: usize) -> bool {
         let n = &self.nodes[node];
-        match n.kind {
+        match n.kind() {
             Kind::Struct => {
                 if !n.children.iter().all(|&c| self.nodes[c].len == n.len + 1) {
                     return false;
                 }
             }
-            Kind::List { large } => {
+            Kind::List { .. } => {
                 let child_len = self.nodes[n.children[0]].len;
-                if !large && child_len > i32::MAX as usize {
+                let Layout::List { offsets, large } = &mut self.nodes[node].layout else { unreachable!("a list") };
+                if list::end(offsets, *large, child_len).is_err() {
                     return false;
                 }
-                let n = &mut self.nodes[node];
-                push_offset(n.values.as_mut().expect("list offsets"), if large { 8 } else { 4 }, child_len);
             }
             _ => return false,
         }
@@ -225,7 +203,7 @@ impl ArrowWriter {
     /// Completes the open value of container `node`: checks, offsets, validity.
     pub(super) fn end_value(&mut self, node: usize) -> Result<()> {
         let n = &self.nodes[node];
-        match n.kind {
+        match n.kind() {
             Kind::Struct => {
                 if let Some(&missing) = n.children.iter().find(|&&c| self.nodes[c].len != n.len + 1) {
                     return Err(QuiverError::invalid(format!(
@@ -248,12 +226,13 @@ impl ArrowWriter {
             Kind::ListView { .. } => self.end_list_view(node)?,
             _ => {
                 let child_len = self.nodes[n.children[0]].len;
-                let width = n.offset_width();
-                if width == 4 && child_len > i32::MAX as usize {
-                    return Err(overflow("end", &n.describe(node), child_len));
-                }
                 let n = &mut self.nodes[node];
-                push_offset(n.values.as_mut().expect("list offsets"), width, child_len);
+                let Layout::List { offsets, large } = &mut n.layout else {
+                    unreachable!("the containers left are lists")
+                };
+                if let Err(end) = list::end(offsets, *large, child_len) {
+                    return Err(overflow("end", &n.describe(node), end));
+                }
             }
         }
         let n = &mut self.nodes[node];
@@ -265,11 +244,11 @@ impl ArrowWriter {
     }
 
     /// Ends an open union value: exactly one member got a value.
-    pub(crate) fn end_union(&mut self, node: usize) -> Result<()> {
+    pub(super) fn end_union(&mut self, node: usize) -> Result<()> {
         let n = &self.nodes[node];
-        let Kind::Union { dense } = n.kind else { unreachable!("union node") };
+        let Layout::Union { open_lens, .. } = &n.layout else { unreachable!("a union's layout") };
         let grown: Vec<usize> =
-            (0..n.children.len()).filter(|&i| self.nodes[n.children[i]].len != n.open_lens[i]).collect();
+            (0..n.children.len()).filter(|&i| self.nodes[n.children[i]].len != open_lens[i]).collect();
         if grown.len() != 1 {
             return Err(QuiverError::invalid(format!(
                 "end: union {} needs exactly one member value, got {}",
@@ -277,37 +256,42 @@ impl ArrowWriter {
                 grown.len()
             )));
         }
-        let member = grown[0];
-        let child = n.children[member];
-        let type_id = n.type_ids[member];
-        let children = n.children.clone();
-        let child_len = self.nodes[child].len;
-        if dense {
-            let n = &mut self.nodes[node];
-            n.data.as_mut().expect("union offsets").buf.push((child_len - 1) as i32);
-        } else {
-            for &c in children.iter().filter(|&&c| c != child) {
-                self.fill_null(c, 1);
-            }
-        }
-        let n = &mut self.nodes[node];
-        n.values.as_mut().expect("type ids").buf.push(type_id);
-        n.len += 1;
+        self.push_union_value(node, grown[0]);
         Ok(())
     }
 
-    /// Ends an open list view value: its offset and size.
-    pub(crate) fn end_list_view(&mut self, node: usize) -> Result<()> {
-        let n = &self.nodes[node];
-        let start = n.open_start;
-        let size = self.nodes[n.children[0]].len - start;
-        let width = n.offset_width();
-        if width == 4 && start + size > i32::MAX as usize {
-            return Err(overflow("end", &n.describe(node), start + size));
-        }
+    /// Records the next value of union `node` as the value member `member`
+    /// just got: its type id, and for a dense union its offset; the other
+    /// members of a sparse union get a null.
+    pub(super) fn push_union_value(&mut self, node: usize, member: usize) {
+        let child = self.nodes[node].children[member];
+        let child_len = self.nodes[child].len;
         let n = &mut self.nodes[node];
-        push_offset(n.values.as_mut().expect("offsets"), width, start);
-        push_offset(n.data.as_mut().expect("sizes"), width, size);
+        let Layout::Union { type_ids, offsets, ids, .. } = &mut n.layout else { unreachable!("a union's layout") };
+        let dense = offsets.is_some();
+        union::push(type_ids, offsets.as_mut(), ids[member], child_len - 1);
+        n.len += 1;
+        if !dense {
+            for i in 0..self.nodes[node].children.len() {
+                let c = self.nodes[node].children[i];
+                if c != child {
+                    self.fill_null(c, 1);
+                }
+            }
+        }
+    }
+
+    /// Ends an open list view value: its offset and size.
+    pub(super) fn end_list_view(&mut self, node: usize) -> Result<()> {
+        let child_len = self.nodes[self.nodes[node].children[0]].len;
+        let n = &mut self.nodes[node];
+        let Layout::ListView { offsets, sizes, large, open_start } = &mut n.layout else {
+            unreachable!("a list view's layout")
+        };
+        let start = *open_start;
+        if let Err(end) = list::end_view(offsets, sizes, *large, start, child_len - start) {
+            return Err(overflow("end", &n.describe(node), end));
+        }
         Ok(())
     }
 

@@ -3,7 +3,8 @@
 //! truncation and rollback of nodes that both paths use to undo a write.
 
 use crate::error::{QuiverError, Result};
-use crate::node::{Input, Kind, Node, RULE_ANY, RULE_FIXED, RULE_STRUCT, RULE_TOP};
+use crate::layout::Layout;
+use crate::node::{Input, Kind, Node, Rule};
 
 use super::ArrowWriter;
 use crate::buffer::offsets::last_offset;
@@ -29,12 +30,16 @@ impl ArrowWriter {
 
     pub(super) fn parent_slot_free(&self, parent: usize, child_len: usize) -> bool {
         let p = &self.nodes[parent];
-        match p.kind {
+        match p.kind() {
             Kind::Struct => child_len == p.len,
             Kind::List { .. } => true,
             Kind::FixedList { size } => child_len < (p.len + 1) * size,
             Kind::ListView { .. } => true,
-            Kind::Union { dense: true } => p.children.iter().map(|&c| self.nodes[c].len).sum::<usize>() == p.open_start,
+            Kind::Union { dense: true } => {
+                // No member has grown since the value began.
+                let Layout::Union { open_lens, .. } = &p.layout else { unreachable!("a union's layout") };
+                p.children.iter().map(|&c| self.nodes[c].len).sum::<usize>() == open_lens.iter().sum::<usize>()
+            }
             Kind::Union { dense: false } => p.children.iter().all(|&c| self.nodes[c].len == p.len),
             _ => false,
         }
@@ -70,7 +75,7 @@ impl ArrowWriter {
                     self.nodes[o].describe(o)
                 ),
             },
-            (Some(p), _) => match self.nodes[p].kind {
+            (Some(p), _) => match self.nodes[p].kind() {
                 Kind::FixedList { size } => format!(
                     "{what}: the open fixed-size list entry of {} already has its {size} values",
                     self.nodes[p].describe(p)
@@ -94,7 +99,7 @@ impl ArrowWriter {
 
     /// Whether node `n` may take its next value now: what `target` checks,
     /// for the parents the fast paths know. Never true for a hidden node (its
-    /// parent is an encoded node: `RULE_SLOW`), so the fast paths need no
+    /// parent is an encoded node: `Rule::Slow`), so the fast paths need no
     /// `public` bound.
     #[inline(always)]
     pub(super) fn at_slot(&self, n: &Node) -> bool {
@@ -103,7 +108,7 @@ impl ArrowWriter {
         if n.up != self.open_top {
             return false;
         }
-        if n.rule == RULE_TOP {
+        if n.rule == Rule::Top {
             return n.len == self.rows;
         }
         self.child_slot_free(n)
@@ -113,13 +118,13 @@ impl ArrowWriter {
     #[inline(always)]
     pub(super) fn child_slot_free(&self, n: &Node) -> bool {
         let p = &self.nodes[n.up];
-        if n.rule == RULE_STRUCT {
+        if n.rule == Rule::Struct {
             return n.len == p.len;
         }
-        if n.rule == RULE_ANY {
+        if n.rule == Rule::Any {
             return true;
         }
-        n.rule == RULE_FIXED && matches!(p.kind, Kind::FixedList { size } if n.len < (p.len + 1) * size)
+        n.rule == Rule::Fixed && matches!(p.layout, Layout::FixedList { size } if n.len < (p.len + 1) * size)
     }
 
     /// The public node `node` if it takes `input` on the fast path and may
@@ -127,7 +132,7 @@ impl ArrowWriter {
     #[inline(always)]
     pub(super) fn fast_node(&self, node: usize, input: Input) -> Option<&Node> {
         let n = self.nodes.get(node)?;
-        (n.fast == input as u8 && self.at_slot(n)).then_some(n)
+        (n.fast == Some(input) && self.at_slot(n)).then_some(n)
     }
 
     /// Makes the current lengths the committed state; called once every
@@ -162,7 +167,7 @@ impl ArrowWriter {
             self.restore_committed(c, rows);
         }
         for i in 0..self.nodes.len() {
-            if self.nodes[i].encoding.is_some() {
+            if self.nodes[i].value_node.is_some() {
                 self.repair_encoded(i);
             }
         }
@@ -184,7 +189,7 @@ impl ArrowWriter {
             self.truncate_node(node, len, nulls);
         }
         let n = &self.nodes[node];
-        match n.kind {
+        match n.kind() {
             Kind::Struct => {
                 for i in 0..n.children.len() {
                     let c = self.nodes[node].children[i];
@@ -192,8 +197,9 @@ impl ArrowWriter {
                 }
             }
             Kind::FixedList { size } => self.restore_committed(n.children[0], len * size),
-            Kind::List { .. } => {
-                let end = last_offset(n.values.as_ref().expect("list offsets"), n.offset_width());
+            Kind::List { large } => {
+                let Layout::List { offsets, .. } = &n.layout else { unreachable!("a list's layout") };
+                let end = last_offset(offsets, if large { 8 } else { 4 });
                 self.restore_committed(n.children[0], end);
             }
             Kind::Union { .. } | Kind::ListView { .. } | Kind::Encoded { .. } => {
@@ -219,7 +225,7 @@ impl ArrowWriter {
                         .count_ones();
                 (to - from) - set
             }
-            None if n.kind == Kind::Null => to - from,
+            None if n.kind() == Kind::Null => to - from,
             None => 0,
         }
     }
@@ -231,7 +237,7 @@ impl ArrowWriter {
             self.truncate_node(i, len, nulls);
         }
         for &i in nodes {
-            if self.nodes[i].encoding.is_some() {
+            if self.nodes[i].value_node.is_some() {
                 self.repair_encoded(i);
             }
         }
@@ -251,9 +257,7 @@ impl ArrowWriter {
             if let Some(v) = &mut n.validity {
                 v.clear_bits_from(len);
             }
-            if let (Kind::Bool, Some(v)) = (n.kind, &mut n.values) {
-                v.clear_bits_from(len);
-            }
+            n.layout.clear_value_bits_from(len);
         }
         self.truncate_nodes(nodes, to);
     }
@@ -263,42 +267,10 @@ impl ArrowWriter {
     /// refused copy may have written offsets or values past it).
     pub(crate) fn truncate_node(&mut self, node: usize, len: usize, nulls: usize) {
         let n = &mut self.nodes[node];
-        let width = n.offset_width();
         if let Some(v) = &mut n.validity {
             v.clear_bits(len, n.len);
         }
-        match n.kind {
-            Kind::Bool => n.values.as_mut().expect("bool values").clear_bits(len, n.len),
-            Kind::Fixed { width } => n.values.as_mut().expect("fixed values").buf.truncate(len * width),
-            Kind::Var { .. } | Kind::List { .. } => {
-                let offsets = n.values.as_mut().expect("offsets");
-                offsets.buf.truncate((len + 1) * width);
-                let end = last_offset(offsets, width);
-                if let Some(d) = &mut n.data {
-                    d.buf.truncate(end);
-                }
-            }
-            Kind::View { .. } => {
-                n.values.as_mut().expect("views").buf.truncate(len * 16);
-                let end = crate::layout::view::view_data_end(n.values.as_ref().expect("views"), len);
-                n.data.as_mut().expect("view data").buf.truncate(end);
-            }
-            Kind::ListView { .. } => {
-                n.values.as_mut().expect("list-view offsets").buf.truncate(len * width);
-                n.data.as_mut().expect("list-view sizes").buf.truncate(len * width);
-            }
-            Kind::Union { dense } => {
-                n.values.as_mut().expect("type ids").buf.truncate(len);
-                if dense {
-                    n.data.as_mut().expect("union offsets").buf.truncate(len * 4);
-                }
-            }
-            // Run ends are repaired by repair_encoded.
-            Kind::Encoded { ree: false, index_width } => {
-                n.values.as_mut().expect("keys").buf.truncate(len * index_width)
-            }
-            _ => {}
-        }
+        n.layout.truncate(n.len, len);
         n.len = len;
         n.null_count = nulls;
     }
