@@ -73,17 +73,13 @@ pub(crate) enum Layout {
     Bool {
         values: Slot,
     },
-    /// Fixed-width values of `width` bytes (integers, floats, temporal
-    /// types, intervals, fixed-size binary).
+    /// Fixed-width values of `width` bytes (integers, floats, decimals,
+    /// temporal types, intervals, fixed-size binary); `decimal`: the
+    /// precision and fast range of a decimal32 / 64 / 128 / 256.
     Fixed {
         values: Slot,
         width: usize,
-    },
-    /// Decimal32 / 64 / 128 / 256: fixed-width values and their precision.
-    Decimal {
-        values: Slot,
-        width: usize,
-        spec: decimal::Spec,
+        decimal: Option<decimal::Spec>,
     },
     /// Utf8 / binary and their large forms: offsets into the value bytes.
     Var {
@@ -144,7 +140,7 @@ impl Layout {
         match *self {
             Layout::Null => Kind::Null,
             Layout::Bool { .. } => Kind::Bool,
-            Layout::Fixed { width, .. } | Layout::Decimal { width, .. } => Kind::Fixed { width },
+            Layout::Fixed { width, .. } => Kind::Fixed { width },
             Layout::Var { large, utf8, .. } => Kind::Var { large, utf8 },
             Layout::View { utf8, .. } => Kind::View { utf8 },
             Layout::List { large, .. } => Kind::List { large },
@@ -171,9 +167,7 @@ impl Layout {
     pub fn slots(&self) -> impl Iterator<Item = &Slot> {
         let (a, b) = match self {
             Layout::Null | Layout::FixedList { .. } | Layout::Struct => (None, None),
-            Layout::Bool { values } | Layout::Fixed { values, .. } | Layout::Decimal { values, .. } => {
-                (Some(values), None)
-            }
+            Layout::Bool { values } | Layout::Fixed { values, .. } => (Some(values), None),
             Layout::Var { offsets, data, .. } => (Some(offsets), Some(data)),
             Layout::View { views, data, .. } => (Some(views), Some(data)),
             Layout::List { offsets, .. } => (Some(offsets), None),
@@ -192,9 +186,7 @@ impl Layout {
         match self {
             Layout::Null | Layout::FixedList { .. } | Layout::Struct => {}
             Layout::Bool { values } => values.start(rows.div_ceil(8), Fill::ZeroedBits, recycle, counters),
-            Layout::Fixed { values, width } | Layout::Decimal { values, width, .. } => {
-                values.start(rows * *width, Fill::Push, recycle, counters)
-            }
+            Layout::Fixed { values, width, .. } => values.start(rows * *width, Fill::Push, recycle, counters),
             Layout::Var { offsets, data, .. } => {
                 offsets.start((rows + 1) * width, Fill::ZeroedPush, recycle, counters);
                 push_offset(offsets, width, 0);
@@ -239,7 +231,7 @@ impl Layout {
         match self {
             Layout::Null | Layout::FixedList { .. } | Layout::Struct => Vec::new(),
             Layout::Bool { values } => vec![values.finish(len.div_ceil(8), recycle, retain, c)],
-            Layout::Fixed { values, width } | Layout::Decimal { values, width, .. } => {
+            Layout::Fixed { values, width, .. } => {
                 vec![values.finish(len * *width, recycle, retain, c)]
             }
             Layout::Var { offsets, data, .. } => {
@@ -273,9 +265,7 @@ impl Layout {
         match self {
             Layout::Null | Layout::FixedList { .. } | Layout::Struct | Layout::RunEnd { .. } => {}
             Layout::Bool { values } => values.clear_bits(len, old_len),
-            Layout::Fixed { values, width } | Layout::Decimal { values, width, .. } => {
-                values.buf.truncate(len * *width)
-            }
+            Layout::Fixed { values, width, .. } => values.buf.truncate(len * *width),
             Layout::Var { offsets, data, .. } => {
                 offsets.buf.truncate((len + 1) * w);
                 data.buf.truncate(last_offset(offsets, w));
@@ -309,9 +299,7 @@ impl Layout {
         match self {
             Layout::Null => {}
             Layout::Bool { values } => values.ensure_bits(len + count),
-            Layout::Fixed { values, width } | Layout::Decimal { values, width, .. } => {
-                values.buf.extend_zeros(count * *width)
-            }
+            Layout::Fixed { values, width, .. } => values.buf.extend_zeros(count * *width),
             Layout::Var { offsets, .. } | Layout::List { offsets, .. } => {
                 let last = last_offset(offsets, w);
                 for _ in 0..count {

@@ -145,9 +145,10 @@ fn add_node(nodes: &mut Vec<Node>, field: &FieldRef, path: String, parent: Optio
         (Kind::Null, _) => Layout::Null,
         (Kind::Bool, _) => Layout::Bool { values: Slot::default() },
         (Kind::Fixed { width }, Some(precision)) => {
-            Layout::Decimal { values: Slot::default(), width, spec: decimal::Spec { precision, lo: 0, hi: 0 } }
+            let decimal = Some(decimal::Spec { precision, lo: 0, hi: 0 });
+            Layout::Fixed { values: Slot::default(), width, decimal }
         }
-        (Kind::Fixed { width }, None) => Layout::Fixed { values: Slot::default(), width },
+        (Kind::Fixed { width }, None) => Layout::Fixed { values: Slot::default(), width, decimal: None },
         (Kind::Var { large, utf8 }, _) => Layout::Var { offsets: Slot::default(), data: Slot::default(), large, utf8 },
         (Kind::View { utf8 }, _) => Layout::View { views: Slot::default(), data: Slot::default(), utf8 },
         (Kind::List { large }, _) => Layout::List { offsets: Slot::default(), large },

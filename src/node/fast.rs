@@ -9,13 +9,13 @@ use super::{Input, Node, Rule, NO_OPEN};
 /// Sets each node's `up`, `rule` and fast-path inputs (see `Node`).
 pub(crate) fn prepare_fast_paths(nodes: &mut [Node], check_decimal_precision: bool) {
     for n in nodes.iter_mut() {
-        if let Layout::Decimal { width: 16, spec, .. } = &mut n.layout {
+        if let Layout::Fixed { width: 16, decimal: Some(spec), .. } = &mut n.layout {
             if spec.precision <= 38 {
                 n.fast = Some(Input::Decimal);
                 (spec.lo, spec.hi) = decimal::fast_range(spec.precision, check_decimal_precision);
             }
         }
-        if let Layout::Fixed { width, .. } = n.layout {
+        if let Layout::Fixed { width, decimal: None, .. } = n.layout {
             // The input whose native width is the node's, if it takes one
             // (float16 takes f32 too, converted: not on the fast path).
             let native = [

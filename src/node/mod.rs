@@ -152,7 +152,7 @@ impl Node {
     /// The decimal precision of a decimal node.
     pub fn decimal_precision(&self) -> Option<u8> {
         match &self.layout {
-            Layout::Decimal { spec, .. } => Some(spec.precision),
+            Layout::Fixed { decimal: Some(spec), .. } => Some(spec.precision),
             _ => None,
         }
     }

@@ -27,7 +27,7 @@ impl ArrowWriter {
     ) -> Result<()> {
         // Every check comes before the first byte is written, so a refused
         // copy leaves the column exactly as it was.
-        if let Layout::Decimal { width, spec, .. } = self.nodes[node].layout {
+        if let Layout::Fixed { width, decimal: Some(spec), .. } = self.nodes[node].layout {
             let p = spec.precision;
             if self.options.check_decimal_precision {
                 let src = &values[start * width..(start + count) * width];
@@ -53,7 +53,7 @@ impl ArrowWriter {
         let at = n.len;
         match &mut n.layout {
             Layout::Bool { values: slot } => fixed::copy_bools(slot, at, values, start, count, bits),
-            Layout::Fixed { values: slot, width } | Layout::Decimal { values: slot, width, .. } => {
+            Layout::Fixed { values: slot, width, .. } => {
                 fixed::copy_values(slot, at, *width, &values[start * *width..(start + count) * *width], bits)
             }
             _ => unreachable!("copy_fixed on a fixed-width or boolean node"),

@@ -91,13 +91,15 @@ impl ArrowWriter {
     /// The fast path of `append_decimal` (decimal128 within its precision).
     #[inline(always)]
     pub(crate) fn try_decimal(&mut self, node: usize, unscaled: i128) -> bool {
-        match self.fast_node(node, Input::Decimal).map(|n| &n.layout) {
-            Some(Layout::Decimal { spec, .. }) if spec.lo <= unscaled && unscaled <= spec.hi => {
-                self.push_native(node, unscaled);
-                true
-            }
-            _ => false,
+        let Some(Layout::Fixed { decimal: Some(spec), .. }) = self.fast_node(node, Input::Decimal).map(|n| &n.layout)
+        else {
+            return false;
+        };
+        if unscaled < spec.lo || unscaled > spec.hi {
+            return false;
         }
+        self.push_native(node, unscaled);
+        true
     }
 
     /// Writes `v` as the next value of fixed-width `node` (checked by `fast_node`).
@@ -108,7 +110,7 @@ impl ArrowWriter {
         // Capacity for the batch's rows is reserved at its start (top-level
         // columns); `push` grows only past that.
         match &mut n.layout {
-            Layout::Fixed { values, .. } | Layout::Decimal { values, .. } => values.buf.push(v),
+            Layout::Fixed { values, .. } => values.buf.push(v),
             _ => unreachable!("the fast path takes fixed-width nodes only"),
         }
         if let Some(valid) = &mut n.validity {
@@ -141,8 +143,7 @@ impl ArrowWriter {
     #[inline]
     pub(super) fn write_le(&mut self, dst: usize, input: Input, bytes: &[u8]) -> Result<()> {
         let (width, decimal) = match self.nodes[dst].layout {
-            Layout::Fixed { width, .. } => (width, false),
-            Layout::Decimal { width, .. } => (width, true),
+            Layout::Fixed { width, decimal, .. } => (width, decimal.is_some()),
             // Only Bool is not fixed among the typed inputs.
             _ => return self.push_bool(dst, bytes[0] != 0),
         };
@@ -203,7 +204,7 @@ impl ArrowWriter {
     fn push_fixed(&mut self, node: usize, bytes: &[u8]) {
         let n = &mut self.nodes[node];
         match &mut n.layout {
-            Layout::Fixed { values, .. } | Layout::Decimal { values, .. } => values.buf.extend_from_slice(bytes),
+            Layout::Fixed { values, .. } => values.buf.extend_from_slice(bytes),
             _ => unreachable!("push_fixed on a fixed-width node"),
         }
         if let Some(v) = &mut n.validity {

@@ -147,7 +147,7 @@ impl ArrowWriter {
         }
         let n = &mut self.nodes[node];
         match &mut n.layout {
-            Layout::Fixed { values, width } | Layout::Decimal { values, width, .. } => push_zeros(values, *width),
+            Layout::Fixed { values, width, .. } => push_zeros(values, *width),
             Layout::Var { offsets, large, .. } | Layout::List { offsets, large } => {
                 let width = if *large { 8 } else { 4 };
                 push_offset(offsets, width, last_offset(offsets, width))
