@@ -120,18 +120,20 @@ pub(crate) enum Layout {
         ids: Vec<i8>,
         open_lens: Vec<usize>,
     },
-    /// Dictionary: a key of `width` bytes per value, into the hidden value node.
+    /// Dictionary: a key of `width` bytes per value, into the hidden value
+    /// node. `encoding` (here and in `RunEnd`) is `None` only while the
+    /// writer has taken it out to work on the value subtree.
     Dictionary {
         keys: Slot,
         width: usize,
-        encoding: Encoding,
+        encoding: Option<Box<Encoding>>,
     },
     /// Run-end encoded: a run end of `width` bytes per run (one per value of
     /// the hidden value node).
     RunEnd {
         run_ends: Slot,
         width: usize,
-        encoding: Encoding,
+        encoding: Option<Box<Encoding>>,
     },
 }
 
@@ -213,12 +215,12 @@ impl Layout {
             }
             Layout::Dictionary { keys, width, encoding } => {
                 keys.start(rows * *width, Fill::Push, recycle, counters);
-                encoding.clear();
+                encoding.iter_mut().for_each(|e| e.clear());
             }
             // Run ends are offsets: zeroed.
             Layout::RunEnd { run_ends, encoding, .. } => {
                 run_ends.start(0, Fill::ZeroedPush, recycle, counters);
-                encoding.clear();
+                encoding.iter_mut().for_each(|e| e.clear());
             }
         }
     }
@@ -328,11 +330,14 @@ impl Layout {
         }
     }
 
-    /// The interning state of an encoded layout.
-    pub fn encoding_mut(&mut self) -> Option<&mut Encoding> {
+    /// Where an encoded layout keeps its interning state.
+    ///
+    /// # Panics
+    /// On a layout that is not encoded.
+    pub fn encoding_slot(&mut self) -> &mut Option<Box<Encoding>> {
         match self {
-            Layout::Dictionary { encoding, .. } | Layout::RunEnd { encoding, .. } => Some(encoding),
-            _ => None,
+            Layout::Dictionary { encoding, .. } | Layout::RunEnd { encoding, .. } => encoding,
+            _ => panic!("not an encoded layout"),
         }
     }
 }

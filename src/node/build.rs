@@ -8,7 +8,7 @@ use arrow_schema::{DataType, Field, FieldRef, IntervalUnit, Schema};
 
 use crate::buffer::Slot;
 use crate::error::{ErrorCode, QuiverError, Result};
-use crate::layout::{decimal, Encoding, Kind, Layout};
+use crate::layout::{decimal, Kind, Layout};
 
 use super::{mask, Input, Node, Rule, NO_OPEN};
 
@@ -39,7 +39,7 @@ pub(crate) fn build_nodes(schema: &Schema) -> Result<Vec<Node>> {
     for i in 0..out.len() {
         if out[i].value_node.is_some() {
             let subtree = subtree_of(&out, out[i].value_node.expect("checked"));
-            if let Some(encoding) = out[i].layout.encoding_mut() {
+            if let Some(encoding) = out[i].layout.encoding_slot() {
                 encoding.subtree = subtree;
             }
         }
@@ -167,10 +167,10 @@ fn add_node(nodes: &mut Vec<Node>, field: &FieldRef, path: String, parent: Optio
             open_lens: Vec::new(),
         },
         (Kind::Encoded { ree: false, index_width }, _) => {
-            Layout::Dictionary { keys: Slot::default(), width: index_width, encoding: Encoding::default() }
+            Layout::Dictionary { keys: Slot::default(), width: index_width, encoding: Some(Box::default()) }
         }
         (Kind::Encoded { ree: true, index_width }, _) => {
-            Layout::RunEnd { run_ends: Slot::default(), width: index_width, encoding: Encoding::default() }
+            Layout::RunEnd { run_ends: Slot::default(), width: index_width, encoding: Some(Box::default()) }
         }
     };
     nodes.push(Node {

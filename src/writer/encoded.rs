@@ -17,37 +17,26 @@ use crate::layout::{union, Encoding, Kind, Layout};
 use super::ArrowWriter;
 
 impl ArrowWriter {
-    /// The interning state of encoded `node`.
-    fn encoding(&mut self, node: usize) -> &mut Encoding {
-        self.nodes[node].layout.encoding_mut().expect("an encoded node")
+    /// Takes the interning state out of encoded `node`, so that the writer
+    /// can work on the value nodes meanwhile; `put_encoding` puts it back.
+    fn take_encoding(&mut self, node: usize) -> Box<Encoding> {
+        self.nodes[node].layout.encoding_slot().take().expect("an encoded node, its encoding not taken")
     }
 
-    /// Takes the value subtree of encoded `node` and its snapshot out (two
-    /// vectors, no copy), so that the writer can work on those nodes;
-    /// `put_values` puts them back.
-    fn take_values(&mut self, node: usize) -> (Vec<usize>, Vec<(usize, usize)>) {
-        let enc = self.encoding(node);
-        (std::mem::take(&mut enc.subtree), std::mem::take(&mut enc.snapshot))
-    }
-
-    fn put_values(&mut self, node: usize, (subtree, snapshot): (Vec<usize>, Vec<(usize, usize)>)) {
-        let enc = self.encoding(node);
-        (enc.subtree, enc.snapshot) = (subtree, snapshot);
+    fn put_encoding(&mut self, node: usize, enc: Box<Encoding>) {
+        *self.nodes[node].layout.encoding_slot() = Some(enc);
     }
 
     /// Records the value subtree of encoded `node` before a value is written.
     pub(crate) fn snapshot_values(&mut self, node: usize) {
-        let (subtree, mut snapshot) = self.take_values(node);
-        snapshot.clear();
-        snapshot.extend(subtree.iter().map(|&i| (self.nodes[i].len, self.nodes[i].null_count)));
-        self.put_values(node, (subtree, snapshot));
+        let mut enc = self.take_encoding(node);
+        enc.snapshot.clear();
+        enc.snapshot.extend(enc.subtree.iter().map(|&i| (self.nodes[i].len, self.nodes[i].null_count)));
+        self.put_encoding(node, enc);
     }
 
-    /// Cuts the value subtree of encoded `node` back to its snapshot.
-    fn restore_values(&mut self, node: usize) {
-        let values = self.take_values(node);
-        self.truncate_nodes(&values.0, &values.1);
-        self.put_values(node, values);
+    pub(super) fn restore_values(&mut self, enc: &Encoding) {
+        self.truncate_nodes(&enc.subtree, &enc.snapshot);
     }
 
     /// Writes one value of encoded `node` with `write` (into its value node)
@@ -55,9 +44,9 @@ impl ArrowWriter {
     pub(crate) fn append_encoded(&mut self, node: usize, write: impl FnOnce(&mut Self) -> Result<()>) -> Result<()> {
         self.snapshot_values(node);
         if let Err(e) = write(self) {
-            let values = self.take_values(node);
-            self.rollback_nodes(&values.0, &values.1);
-            self.put_values(node, values);
+            let enc = self.take_encoding(node);
+            self.rollback_nodes(&enc.subtree, &enc.snapshot);
+            self.put_encoding(node, enc);
             return Err(e);
         }
         self.commit_encoded(node)
@@ -72,19 +61,20 @@ impl ArrowWriter {
         let mut key = Vec::new();
         self.value_key(v, written, &mut key);
         let max = max_key(self.nodes[node].field.data_type());
-        if !ree {
-            match self.encoding(node).index.get(&key).copied() {
-                Some(index) => {
-                    self.restore_values(node);
+        let mut enc = self.take_encoding(node);
+        let result = if !ree {
+            match enc.index.get(&key) {
+                Some(&index) => {
+                    self.restore_values(&enc);
                     self.push_key(node, index);
                     Ok(())
                 }
                 None if written > max => {
-                    self.restore_values(node);
+                    self.restore_values(&enc);
                     Err(self.encoded_full(node, "dictionary", max))
                 }
                 None => {
-                    self.encoding(node).index.insert(key, written);
+                    enc.index.insert(key, written);
                     self.push_key(node, written);
                     Ok(())
                 }
@@ -92,21 +82,23 @@ impl ArrowWriter {
         } else {
             let len = self.nodes[node].len;
             if len + 1 > max {
-                self.restore_values(node);
+                self.restore_values(&enc);
                 Err(self.encoded_full(node, "run-end encoded column", max))
-            } else if len > 0 && self.encoding(node).last.as_deref() == Some(&key[..]) {
-                self.restore_values(node);
+            } else if len > 0 && enc.last.as_deref() == Some(&key[..]) {
+                self.restore_values(&enc);
                 self.extend_last_run(node, 1);
                 Ok(())
             } else {
-                self.encoding(node).last = Some(key);
+                enc.last = Some(key);
                 let n = &mut self.nodes[node];
                 let Layout::RunEnd { run_ends, .. } = &mut n.layout else { unreachable!("a run-end layout") };
                 push_index(run_ends, index_width, len + 1);
                 n.len += 1;
                 Ok(())
             }
-        }
+        };
+        self.put_encoding(node, enc);
+        result
     }
 
     pub(super) fn encoded_full(&self, node: usize, what: &str, max: usize) -> QuiverError {
@@ -168,22 +160,23 @@ impl ArrowWriter {
         let Kind::Encoded { ree, index_width } = self.nodes[node].kind() else { return };
         let v = self.nodes[node].value_node.expect("encoded node");
         let values = self.nodes[v].len;
+        let mut enc = self.take_encoding(node);
         if ree {
             let n = &mut self.nodes[node];
             let Layout::RunEnd { run_ends, .. } = &mut n.layout else { unreachable!("a run-end layout") };
             run_ends.buf.truncate(values * index_width);
             if values > 0 {
                 set_last_run_end(run_ends, index_width, n.len);
-            }
-            let last = (values > 0).then(|| {
                 let mut key = Vec::new();
                 self.value_key(v, values - 1, &mut key);
-                key
-            });
-            self.encoding(node).last = last;
+                enc.last = Some(key);
+            } else {
+                enc.last = None;
+            }
         } else {
-            self.encoding(node).index.retain(|_, index| *index < values);
+            enc.index.retain(|_, index| *index < values);
         }
+        self.put_encoding(node, enc);
     }
 
     /// Appends a key identifying value `idx` of `node` to `out`: equal keys
