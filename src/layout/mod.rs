@@ -66,7 +66,9 @@ pub(crate) enum Kind {
 
 /// The buffers and parameters of one node, by kind. Offsets are 4 bytes
 /// wide, or 8 when `large`.
+// A plain tag byte, not a niche in some field: the hot paths match on it.
 #[derive(Debug)]
+#[repr(u8)]
 pub(crate) enum Layout {
     Null,
     /// Boolean: a value bitmap.

@@ -128,8 +128,8 @@ impl ArrowWriter {
         let Kind::Union { dense } = self.nodes[node].kind() else { unreachable!("a union node") };
         let off = data.offset() + start;
         let type_ids = data.buffers()[0].as_slice();
-        for i in off..off + count {
-            let type_id = type_ids[i] as i8;
+        for (i, &type_id) in type_ids.iter().enumerate().take(off + count).skip(off) {
+            let type_id = type_id as i8;
             let Layout::Union { ids, .. } = &self.nodes[node].layout else { unreachable!("a union's layout") };
             let Some(member) = union::member_of(ids, type_id) else {
                 return Err(QuiverError::invalid(format!(
