@@ -146,22 +146,20 @@ impl ArrowWriter {
     #[inline(always)]
     pub(super) fn end_fast(&mut self, node: usize) -> bool {
         let n = &self.nodes[node];
-        match n.kind() {
-            Kind::Struct => {
-                if !n.children.iter().all(|&c| self.nodes[c].len == n.len + 1) {
-                    return false;
-                }
-            }
-            Kind::List { .. } => {
-                let child_len = self.nodes[n.children[0]].len;
-                let Layout::List { offsets, large } = &mut self.nodes[node].layout else { unreachable!("a list") };
-                if list::end(offsets, *large, child_len).is_err() {
-                    return false;
-                }
-            }
-            _ => return false,
+        let (complete, child_len) = match n.layout {
+            Layout::Struct => (n.children.iter().all(|&c| self.nodes[c].len == n.len + 1), 0),
+            Layout::List { .. } => (true, self.nodes[n.children[0]].len),
+            _ => (false, 0),
+        };
+        if !complete {
+            return false;
         }
         let n = &mut self.nodes[node];
+        if let Layout::List { offsets, large } = &mut n.layout {
+            if list::end(offsets, *large, child_len).is_err() {
+                return false;
+            }
+        }
         if let Some(v) = &mut n.validity {
             set_valid(v, n.len);
         }

@@ -30,17 +30,15 @@ impl ArrowWriter {
 
     pub(super) fn parent_slot_free(&self, parent: usize, child_len: usize) -> bool {
         let p = &self.nodes[parent];
-        match p.kind() {
-            Kind::Struct => child_len == p.len,
-            Kind::List { .. } => true,
-            Kind::FixedList { size } => child_len < (p.len + 1) * size,
-            Kind::ListView { .. } => true,
-            Kind::Union { dense: true } => {
-                // No member has grown since the value began.
-                let Layout::Union { open_lens, .. } = &p.layout else { unreachable!("a union's layout") };
+        match &p.layout {
+            Layout::Struct => child_len == p.len,
+            Layout::List { .. } | Layout::ListView { .. } => true,
+            Layout::FixedList { size } => child_len < (p.len + 1) * size,
+            // Dense: no member has grown since the value began.
+            Layout::Union { offsets: Some(_), open_lens, .. } => {
                 p.children.iter().map(|&c| self.nodes[c].len).sum::<usize>() == open_lens.iter().sum::<usize>()
             }
-            Kind::Union { dense: false } => p.children.iter().all(|&c| self.nodes[c].len == p.len),
+            Layout::Union { offsets: None, .. } => p.children.iter().all(|&c| self.nodes[c].len == p.len),
             _ => false,
         }
     }
