@@ -1,9 +1,10 @@
 //! The physical layouts below the writer: one [`Layout`] per node, holding
-//! the buffers and parameters of its kind (the validity bitmap, which every
-//! nullable kind has, stays on the node), and what each kind does to its own
-//! buffers when a batch starts, is finished or is cut back. Nothing here
-//! knows the node tree or the writer; one module per layout holds the rest
-//! of its writes (appends, nulls, column copies).
+//! the buffers and parameters of its kind (a nullable node's validity
+//! bitmap stays on the node), and what each kind does to its own
+//! buffers when a batch starts, is finished, is cut back or gets nulls.
+//! Nothing here knows the node tree or the writer; one module per layout
+//! holds its value-level writes (appends, the ends of nested values, the
+//! column copies of fixed-width and boolean values) and checks.
 
 use arrow_buffer::Buffer;
 
