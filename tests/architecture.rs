@@ -4,9 +4,10 @@
 //!
 //! A module is one file (`src/a/b.rs` and `src/a/b/mod.rs` are `crate::a::b`).
 //! Its dependencies are the modules named by its `use crate::…`, `use
-//! super::…` and `use self::…` imports and by the `crate::…` / `super::…`
-//! paths in its code (comments are skipped), each resolved to the longest
-//! module path it starts with. The crate root (src/lib.rs) only declares
+//! super::…` and `use self::…` imports, by the `crate::…` / `super::…`
+//! paths in its code and by paths into its own child modules (`use
+//! child::…`, `child::f()`) (comments are skipped), each resolved to the
+//! longest module path it starts with. The crate root (src/lib.rs) only declares
 //! modules and re-exports, so it is left out of the graph.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -190,15 +191,34 @@ fn load() -> Crate {
         if module == "crate" {
             continue;
         }
-        let targets: BTreeSet<String> = named_paths(module, text)
+        let mut targets: BTreeSet<String> = named_paths(module, text)
             .iter()
             .filter_map(|p| resolve(p, &modules))
             .filter(|t| *t != module)
             .cloned()
             .collect();
+        // Paths relative to the module itself (`use child::X`, `child::f()`).
+        for child in children_of(module, &modules) {
+            if names_relative(text, child.rsplit("::").next().expect("a last segment")) {
+                targets.insert(child.clone());
+            }
+        }
         deps.insert(module.clone(), targets);
     }
     Crate { files, deps }
+}
+
+/// The modules directly under `module`.
+fn children_of<'a>(module: &str, modules: &'a BTreeSet<String>) -> Vec<&'a String> {
+    modules.iter().filter(|m| m.strip_prefix(&format!("{module}::")).is_some_and(|rest| !rest.contains("::"))).collect()
+}
+
+/// Whether `code` names `name::…` as a path of its own (not the tail of
+/// `a::name::…`, not part of a longer identifier).
+fn names_relative(code: &str, name: &str) -> bool {
+    let pattern = format!("{name}::");
+    code.match_indices(&pattern)
+        .any(|(at, _)| !code[..at].chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':'))
 }
 
 /// A cycle of `deps`, if there is one, as the modules along it.
@@ -295,6 +315,9 @@ fn the_checks_see_what_they_check() {
     let named: BTreeSet<&str> =
         named_paths("crate::w::x", &code).iter().filter_map(|p| resolve(p, &modules)).map(|m| m.as_str()).collect();
     assert_eq!(named, BTreeSet::from(["crate::w", "crate::w::z", "crate::q"]));
+    assert!(names_relative("pub(crate) use view::data_end;", "view"));
+    assert!(!names_relative("crate::layout::view::data_end(x)", "view"));
+    assert!(!names_relative("fn preview::x", "view"));
     assert!(!strip_comments("a // crate::gone\nb /* crate::x */ c").contains("crate::"));
     let deps: BTreeMap<String, BTreeSet<String>> = [("a", "b"), ("b", "c"), ("c", "a")]
         .into_iter()
