@@ -30,13 +30,18 @@ pub const MAX_DEPTH: usize = 64;
 /// form a cycle.
 pub const MAX_FIELDS: usize = 1 << 20;
 
-/// The most bytes of fixed-width data one top-level value may take: the
-/// widths of its fields, each multiplied by the sizes of the fixed-size lists
-/// above it, summed over struct, union and run-end children. A null takes
-/// them all (zeros under every null), so a schema over it could make one
-/// `append_null` allocate terabytes; the text, an arrow `Schema` and (once
-/// imported) a C `ArrowSchema` are refused instead.
-pub const MAX_VALUE_BYTES: u64 = 1 << 24;
+/// The most bytes of fixed-width data one row may take: the widths of every
+/// field, each multiplied by the sizes of the fixed-size lists above it,
+/// summed over struct, union and run-end children and over all the columns,
+/// plus one bit for every value at every level (its validity, or its place
+/// in a length), rounded up to a byte. A row of nulls takes them all (zeros
+/// under every null), so a schema over it could make one row allocate
+/// terabytes, or count more values than a length holds; the text, an arrow
+/// `Schema` and (once imported) a C `ArrowSchema` are refused instead.
+/// `x: fixed_size_binary(16777215)` is at the bound. What a batch reserves
+/// up front is bounded separately (a few rows of such a schema, not
+/// `batch_rows` of them).
+pub const MAX_ROW_BYTES: u64 = 1 << 24;
 
 /// Names shown in a refusal: the first levels of the path, not all of them.
 const PATH_LEVELS: usize = 4;
@@ -150,11 +155,14 @@ fn walk_types<'a>(roots: impl DoubleEndedIterator<Item = (&'a str, &'a DataType)
     if !walk.found(stack.len()) {
         return walk.finish(call, false);
     }
+    // Per column: bytes of fixed-width data, and values at every level (bits).
     let mut value_bytes: Vec<u64> = vec![0; stack.len()];
+    let mut value_bits: Vec<u64> = vec![0; stack.len()];
     let mut names: Vec<&str> = stack.iter().rev().map(|e| e.0).collect();
     while let Some((name, dt, depth, mult, column)) = stack.pop() {
         walk.visit(name, depth);
         value_bytes[column] = value_bytes[column].saturating_add(mult.saturating_mul(own_bytes(dt)));
+        value_bits[column] = value_bits[column].saturating_add(mult);
         let children = children_of(dt);
         if !walk.found(children.len()) {
             return walk.finish(call, false);
@@ -166,13 +174,21 @@ fn walk_types<'a>(roots: impl DoubleEndedIterator<Item = (&'a str, &'a DataType)
         stack.extend(children.into_iter().rev().map(|(n, t)| (n, t, depth + 1, mult, column)));
     }
     walk.finish(call, true)?;
-    if let Some((i, bytes)) = value_bytes.iter().enumerate().find(|(_, b)| **b > MAX_VALUE_BYTES) {
-        return Err(QuiverError::invalid(format!(
-            "{call}: a value of column '{}' takes {} bytes of fixed-width data (widths times fixed-size list \
-             sizes), over the bound of {MAX_VALUE_BYTES}",
-            std::mem::take(&mut names[i]).chars().take(NAME_CHARS).collect::<String>(),
-            if *bytes == u64::MAX { "2^64 or more".to_string() } else { bytes.to_string() }
-        )));
+    // The running sum over the columns; the first column where it passes the
+    // bound is named.
+    let (mut bytes, mut bits) = (0u64, 0u64);
+    for i in 0..value_bytes.len() {
+        bytes = bytes.saturating_add(value_bytes[i]);
+        bits = bits.saturating_add(value_bits[i]);
+        let row_bytes = bytes.saturating_add(bits.div_ceil(8));
+        if row_bytes > MAX_ROW_BYTES {
+            return Err(QuiverError::invalid(format!(
+                "{call}: a row takes {} bytes of fixed-width data (widths times fixed-size list sizes and a bit per \
+                 value, summed over the columns up to '{}'), over the bound of {MAX_ROW_BYTES}",
+                if row_bytes == u64::MAX { "2^64 or more".to_string() } else { row_bytes.to_string() },
+                std::mem::take(&mut names[i]).chars().take(NAME_CHARS).collect::<String>(),
+            )));
+        }
     }
     Ok(())
 }

@@ -11,8 +11,8 @@ use crate::error::{ErrorCode, QuiverError, Result};
 /// Parses the text form into a schema. Errors name the byte position and
 /// what was expected there. Nesting deeper than [`MAX_DEPTH`] or more than
 /// [`MAX_FIELDS`] fields are refused as the parser reaches them, before it
-/// descends any further; so is a column whose one value passes
-/// [`MAX_VALUE_BYTES`](crate::depth::MAX_VALUE_BYTES), as the writer would.
+/// descends any further; so is a schema whose one row passes
+/// [`MAX_ROW_BYTES`](crate::depth::MAX_ROW_BYTES), as the writer would.
 pub fn parse_schema(text: &str) -> Result<Schema> {
     let mut p = Parser { text, pos: 0, path: Vec::new(), fields: 0 };
     let fields = p.fields(None)?;

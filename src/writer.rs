@@ -110,6 +110,29 @@ pub const MAX_BATCH_ROWS: usize = i32::MAX as usize;
 /// huge up-front allocation.
 const RESERVE_ROWS: usize = 1 << 20;
 
+/// Bytes of capacity a batch reserves up front over all its top-level
+/// columns: a schema of wide rows (up to `depth::MAX_ROW_BYTES` each)
+/// reserves fewer rows than `RESERVE_ROWS` and grows as rows arrive, so
+/// that what a schema alone makes a writer allocate stays bounded.
+const RESERVE_BYTES: usize = 1 << 26;
+
+/// Bytes one row of top-level column `n` reserves in its own buffers at the
+/// start of a batch (a bit of validity counted as a byte).
+fn reserved_row_bytes(n: &Node) -> usize {
+    let own = match n.kind {
+        Kind::Null | Kind::Struct | Kind::FixedList { .. } => 0,
+        Kind::Bool => 1,
+        Kind::Fixed { width } => width,
+        Kind::Encoded { ree: false, index_width } => index_width,
+        Kind::Encoded { ree: true, .. } => 0,
+        Kind::ListView { .. } => 2 * n.offset_width(),
+        Kind::Union { dense } => 1 + 4 * usize::from(dense),
+        Kind::View { .. } => 16,
+        Kind::Var { .. } | Kind::List { .. } => n.offset_width(),
+    };
+    own + usize::from(n.validity.is_some())
+}
+
 /// `open_top` when no node is open; also the `up` of a top-level column.
 pub(crate) const NO_OPEN: usize = usize::MAX;
 /// `open_top` before the batch's first write: no node's `up`.
@@ -243,7 +266,9 @@ impl ArrowWriter {
     /// new ones otherwise (docs/design.md §2 rules 2, 3, 5, 7).
     fn start_batch(&mut self) {
         let recycle = self.options.recycle;
-        let cap = self.options.batch_rows.min(RESERVE_ROWS);
+        let row_bytes: usize =
+            self.nodes.iter().filter(|n| n.parent.is_none()).map(reserved_row_bytes).sum::<usize>().max(1);
+        let cap = self.options.batch_rows.min(RESERVE_ROWS).min((RESERVE_BYTES / row_bytes).max(1));
         let counters = &mut self.counters;
         for n in &mut self.nodes {
             let rows = if n.parent.is_none() { cap } else { 0 };

@@ -1237,11 +1237,18 @@ fn cases() -> Vec<Case> {
                 run: |_| parse(deep_text(1_000_000).as_bytes()),
             },
             Case {
-                class: "schema text: a value over the fixed-width bytes bound",
+                class: "schema text: a column over the fixed-width bytes bound of a row",
                 call: "quiver_schema_parse",
                 code: EINVAL,
-                excerpt: &["column 'x'", "2147483647 bytes", "over the bound of 16777216"],
+                excerpt: &["up to 'x'", "2147483648 bytes", "over the bound of 16777216"],
                 run: |_| parse(b"x: fixed_size_binary(2147483647)"),
+            },
+            Case {
+                class: "schema text: columns within the bound each, over it together",
+                call: "quiver_schema_parse",
+                code: EINVAL,
+                excerpt: &["a row takes 16777217 bytes", "up to 'b'", "over the bound of 16777216"],
+                run: |_| parse(b"a: fixed_size_binary(8388608), b: fixed_size_binary(8388608)"),
             },
             Case {
                 class: "ArrowSchema nested over the bound (65 lists)",

@@ -689,3 +689,57 @@ fn c_schema_cycles_and_fan_out_are_refused() {
     assert_eq!(e.code(), ErrorCode::InvalidArgument);
     assert!(e.message().contains(&format!("more than {MAX_FIELDS} fields")), "{}", e.message());
 }
+
+// ---- The fixed-width bytes of one row, and what a batch reserves --------------------------
+
+#[test]
+fn row_bytes_bound_and_the_reservation_of_wide_rows() {
+    let bound = quiver::depth::MAX_ROW_BYTES as usize;
+    // Two columns: bytes and a bit of validity each, exactly the bound, accepted.
+    let at = format!("a: fixed_size_binary({}), b: fixed_size_binary({})", bound / 2, bound / 2 - 1);
+    let schema = parse_schema(&at).unwrap();
+    // With the default 8192 rows per batch, a batch must not reserve 8192 rows
+    // of 16 MiB (128 GiB) up front: it reserves a few and grows with the rows.
+    let mut w = ArrowWriter::from_text(&at, WriterOptions::default()).unwrap();
+    for _ in 0..3 {
+        w.append_null(0).unwrap();
+        w.append_null(1).unwrap();
+        w.end_row().unwrap();
+    }
+    let batch = w.finish().unwrap();
+    assert_eq!(batch.num_rows(), 3);
+    StructArray::from(batch).to_data().validate_full().unwrap();
+    let allocated = w.stats().bytes_allocated;
+    assert!(allocated < 256 << 20, "3 rows of 16 MiB took {allocated} bytes of capacity");
+    // One byte more over the two columns: refused by the parser and by create.
+    let over = format!("a: fixed_size_binary({}), b: fixed_size_binary({})", bound / 2, bound / 2);
+    for e in [
+        parse_schema(&over).unwrap_err(),
+        ArrowWriter::create(
+            Arc::new(Schema::new(vec![
+                Field::new("a", DataType::FixedSizeBinary((bound / 2) as i32), true),
+                Field::new("b", DataType::FixedSizeBinary((bound / 2) as i32), true),
+            ])),
+            WriterOptions::default(),
+        )
+        .err()
+        .unwrap(),
+    ] {
+        assert_eq!(e.code(), ErrorCode::InvalidArgument);
+        let m = e.message();
+        assert!(m.contains(&format!("a row takes {} bytes", bound + 1)) && m.contains("up to 'b'"), "{m}");
+    }
+    // Values at every level count a bit each: fixed-size lists of zero-width
+    // values past the bound are refused too (a row of them would count more
+    // values than memory or a length holds).
+    let nest = (0..40).fold("null".to_string(), |t, _| format!("fixed_size_list<{t}, 3>"));
+    let e = parse_schema(&format!("x: {nest}")).unwrap_err();
+    assert!(e.message().contains("2^64 or more") || e.message().contains("over the bound"), "{}", e.message());
+    let c_schema = FFI_ArrowSchema::try_from(schema).unwrap();
+    let mut w: *mut QuiverWriter = null_mut();
+    // SAFETY: a valid schema and out pointer; the writer is freed below.
+    unsafe {
+        assert_eq!(quiver_writer_new(&c_schema, null(), &mut w), 0, "{}", last_error());
+        quiver_writer_free(w);
+    }
+}
