@@ -1538,7 +1538,8 @@ fn calls_after_a_caught_panic_are_enotrecoverable() {
         assert_eq!(rc as i64, ENOTRECOVERABLE);
         let m = werr(w.0);
         assert!(m.contains("append_i64") && m.contains("panic caught") && m.contains("poisoned"), "{m}");
-        let after: Vec<(&str, Box<dyn Fn() -> c_int>)> = vec![
+        type Call<'a> = (&'static str, Box<dyn Fn() -> c_int + 'a>);
+        let after: Vec<Call> = vec![
             ("quiver_append_i64", Box::new(|| quiver_append_i64(w.0, 0, 1))),
             ("quiver_append_bytes", Box::new(|| bytes(w.0, 1, b"x"))),
             ("quiver_append_null", Box::new(|| quiver_append_null(w.0, 1))),

@@ -97,12 +97,12 @@ fn verify(h: &mut Held, types: &[DataType]) {
                 assert_eq!(render_exported(array, &struct_type()), rows, "batch {b}: held memory changed");
             } else {
                 assert_eq!(array.len() as i64, ROWS);
-                for col in 0..types.len() {
+                for (col, ty) in types.iter().enumerate() {
                     if moved.contains(&col) {
                         assert!(!common::child_in_place(array, col));
                         continue;
                     }
-                    let data = common::borrow_child(array, col, &types[col]);
+                    let data = common::borrow_child(array, col, ty);
                     check_column(&data, *b, col);
                 }
             }

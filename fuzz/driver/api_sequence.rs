@@ -775,9 +775,9 @@ enum Outcome {
     Fail(Option<&'static str>),
     /// Wrote max_rows + 1 rows.
     TooMany,
-    /// Wrote this many rows, then left a row half written (EINVAL, even
-    /// after no row).
-    Partial(usize),
+    /// Wrote some rows (none or one), then left a row half written
+    /// (EINVAL, even after no row).
+    Partial,
 }
 
 struct FillCtx {
@@ -808,7 +808,7 @@ unsafe extern "C" fn fill(ctx: *mut c_void, w: *mut QuiverWriter, max_rows: i64)
             let done = (p as usize >> 3) % 2;
             (0..done).for_each(|_| drop(unsafe { gen_row(w, &s, &mut inp) }));
             unsafe { gen_value(w, &s, s.top[0], &mut inp) };
-            (Outcome::Partial(done), 0)
+            (Outcome::Partial, 0)
         }
         7 => {
             let message = (p & 0x08 != 0).then_some(FILL_MESSAGE);
@@ -1037,7 +1037,7 @@ pub fn run(data: &[u8]) {
                             Outcome::Rows(rows) if rows.is_empty() => Ok(None),
                             Outcome::Rows(rows) => Ok(Some(rows)),
                             // A half row fails the stream, also when it is all the fill wrote.
-                            Outcome::Partial(_) | Outcome::TooMany => Err((EINVAL, None)),
+                            Outcome::Partial | Outcome::TooMany => Err((EINVAL, None)),
                             Outcome::Fail(msg) => Err((EIO, Some(msg.unwrap_or("(no message set)")))),
                         };
                         match want {
