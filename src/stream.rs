@@ -13,7 +13,7 @@ use arrow_schema::{ArrowError, SchemaRef};
 use crate::error::{ErrorCode, QuiverError, Result};
 use crate::export::export_array;
 use crate::ffi::abi::{ArrowArray, ArrowArrayStream, ArrowSchema};
-use crate::ffi::boundary::{enter, guarded, non_null, panic_message, Refused};
+use crate::ffi::boundary::{enter, guarded, non_null, panic_message, panicked, Refused};
 use crate::ffi::c_string;
 use crate::writer::ArrowWriter;
 
@@ -215,20 +215,25 @@ unsafe fn enter_stream<R: Refused>(
 ) -> R {
     // SAFETY: per the contract.
     let Some(private) = (unsafe { private_of(stream) }) else { return R::refused(libc::EINVAL) };
+    // SAFETY (the three dereferences below): the stream's private data,
+    // used by one call at a time (the C Stream Interface is not
+    // thread-safe); `body` has returned or unwound before the error paths
+    // run, so each is the only reference.
     guarded(
-        call,
-        // SAFETY: the stream's private data, used by one call at a time (the
-        // C Stream Interface is not thread-safe).
+        private,
         || body(unsafe { &mut *private }),
-        |e, panic| {
-            // SAFETY: as above; `body` has returned or unwound, so this is the
-            // only reference.
+        |private, e| {
+            // SAFETY: see above.
+            unsafe { &mut *private }.last_error = Some(c_string(e.message()));
+            R::refused(e.errno())
+        },
+        |private, panic| {
+            let e = panicked(call, panic);
+            // SAFETY: see above.
             let private = unsafe { &mut *private };
             private.last_error = Some(c_string(e.message()));
             let errno = e.errno();
-            if panic {
-                private.failed = Some(e);
-            }
+            private.failed = Some(e);
             R::refused(errno)
         },
     )

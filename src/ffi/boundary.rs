@@ -71,10 +71,11 @@ pub(crate) fn panic_message(panic: &(dyn Any + Send)) -> String {
         .unwrap_or_else(|| "(no message)".into())
 }
 
+/// A caught panic as an error: `ENOTRECOVERABLE`, `"<call>: panic caught: <message>"`.
 #[cold]
 #[inline(never)]
-fn panicked(call: &str, panic: &(dyn Any + Send)) -> QuiverError {
-    QuiverError::new(ErrorCode::Poisoned, format!("{call}: panic caught: {}", panic_message(panic)))
+pub(crate) fn panicked(call: &str, panic: Box<dyn Any + Send>) -> QuiverError {
+    QuiverError::new(ErrorCode::Poisoned, format!("{call}: panic caught: {}", panic_message(&*panic)))
 }
 
 #[cold]
@@ -112,19 +113,22 @@ pub(crate) unsafe fn arg_mut<'a, T>(call: &str, name: &str, p: *mut T) -> Result
     unsafe { p.as_mut() }.ok_or_else(|| null(call, name))
 }
 
-/// The core of the boundary: runs `body` with panics caught; its error, or
-/// the caught panic as an `ENOTRECOVERABLE` error, goes to `failed` (with
-/// `true` for a panic), whose return the call returns.
+/// The core of the boundary: runs `body` with panics caught; its error goes
+/// to `on_error`, a caught panic to `on_panic` (kept apart so that the fast
+/// path of a call carries no error value: a panic is a cold call with the
+/// panic's box), each with `to`, where the failure is recorded; their
+/// return is the call's.
 #[inline(always)]
-pub(crate) fn guarded<R>(
-    call: &'static str,
+pub(crate) fn guarded<T, R>(
+    to: T,
     body: impl FnOnce() -> Result<R>,
-    failed: impl FnOnce(QuiverError, bool) -> R,
+    on_error: impl FnOnce(T, QuiverError) -> R,
+    on_panic: impl FnOnce(T, Box<dyn Any + Send>) -> R,
 ) -> R {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(r)) => r,
-        Ok(Err(e)) => failed(e, false),
-        Err(panic) => failed(panicked(call, &*panic), true),
+        Ok(Err(e)) => on_error(to, e),
+        Err(panic) => on_panic(to, panic),
     }
 }
 
@@ -133,7 +137,12 @@ pub(crate) fn guarded<R>(
 /// and `R::refused(errno)`.
 #[inline(always)]
 pub(crate) fn enter<R: Refused>(call: &'static str, body: impl FnOnce() -> Result<R>) -> R {
-    guarded(call, body, |e, _| R::refused(record_on_thread(&e)))
+    guarded(
+        (),
+        body,
+        |(), e| R::refused(record_on_thread(&e)),
+        |(), panic| R::refused(record_on_thread(&panicked(call, panic))),
+    )
 }
 
 #[cold]
@@ -164,12 +173,13 @@ pub(crate) fn enter_writer(
     }
     let status = &mut qw.status;
     let writer = &mut qw.writer;
-    guarded(call, || body(writer).map(|()| 0), |e, panic| status.fail(&e, panic))
+    guarded(status, || body(writer).map(|()| 0), |s, e| s.fail(&e), |s, panic| s.panicked(call, panic))
 }
 
 /// A row-path call: `fast` (the writer's inlined fast path, which returns
-/// false having changed nothing when it does not apply), else `full`, out of
-/// line, inside the boundary of [`enter_writer`].
+/// false having changed nothing when it does not apply) inside the boundary,
+/// else `full` through [`enter_writer`], out of line. Only the fast path is
+/// inlined into each call: two tests, `fast`, and a cold call for a panic.
 #[inline(always)]
 pub(crate) fn enter_writer_fast(
     call: &'static str,
@@ -177,12 +187,36 @@ pub(crate) fn enter_writer_fast(
     fast: impl FnOnce(&mut ArrowWriter) -> bool,
     full: impl FnOnce(&mut ArrowWriter) -> Result<()>,
 ) -> c_int {
-    enter_writer(call, w, |x| if fast(x) { Ok(()) } else { out_of_line(x, full) })
+    // SAFETY: as in enter_writer.
+    if let Some(qw) = unsafe { w.as_mut() } {
+        if !qw.status.flagged() {
+            let writer = &mut qw.writer;
+            // The failure paths take `w` itself, which the call keeps in a
+            // register anyway: nothing is set up for them on the fast path.
+            let done = guarded(
+                w,
+                || Ok(fast(writer).then_some(0)),
+                // SAFETY: `fast` returned (or unwound), so nothing else
+                // borrows the writer behind `w`.
+                |w, e| Some(unsafe { (*w).status.fail(&e) }),
+                // SAFETY: as above.
+                |w, panic| Some(unsafe { (*w).status.panicked(call, panic) }),
+            );
+            if let Some(rc) = done {
+                return rc;
+            }
+        }
+    }
+    enter_writer_out_of_line(call, w, full)
 }
 
 #[inline(never)]
-fn out_of_line(x: &mut ArrowWriter, f: impl FnOnce(&mut ArrowWriter) -> Result<()>) -> Result<()> {
-    f(x)
+fn enter_writer_out_of_line(
+    call: &'static str,
+    w: *mut QuiverWriter,
+    full: impl FnOnce(&mut ArrowWriter) -> Result<()>,
+) -> c_int {
+    enter_writer(call, w, full)
 }
 
 /// [`enter_writer`] for a poisoned writer (or, with the `test-hooks`
@@ -199,7 +233,7 @@ fn enter_flagged(
             ErrorCode::Poisoned,
             format!("{call}: the writer is poisoned by an earlier panic; free it"),
         );
-        return qw.status.fail(&e, false);
+        return qw.status.fail(&e);
     }
     #[cfg(feature = "test-hooks")]
     let inject = std::mem::take(&mut qw.status.panic_next);
@@ -213,5 +247,5 @@ fn enter_flagged(
         }
         body(writer).map(|()| 0)
     };
-    guarded(call, body, |e, panic| status.fail(&e, panic))
+    guarded(status, body, |s, e| s.fail(&e), |s, panic| s.panicked(call, panic))
 }

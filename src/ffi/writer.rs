@@ -1,6 +1,7 @@
 //! `QuiverWriter`: creation, errors, counters, batches. The row path is in
 //! [`append`], the column path in [`column`]; both are re-exported here.
 
+use std::any::Any;
 use std::ffi::{c_char, c_int, CStr, CString};
 
 use arrow_array::StructArray;
@@ -9,7 +10,7 @@ use arrow_schema::ffi::FFI_ArrowSchema;
 
 use crate::error::{QuiverError, Result};
 use crate::export::export_array;
-use crate::ffi::boundary::{arg, arg_mut, enter, enter_writer, non_null};
+use crate::ffi::boundary::{arg, arg_mut, enter, enter_writer, non_null, panicked};
 use crate::ffi::options::{writer_options, QuiverOptions, QuiverStats};
 use crate::ffi::schema::{export_schema, import_schema};
 use crate::ffi::{c_string, set_thread_error};
@@ -48,18 +49,23 @@ impl Status {
         return self.poisoned;
     }
 
-    /// Records a failed call (a caught panic poisons the writer) on the
-    /// writer and the thread; returns its errno.
+    /// Records a failed call on the writer and the thread; returns its errno.
     #[cold]
     #[inline(never)]
-    pub(crate) fn fail(&mut self, e: &QuiverError, panic: bool) -> c_int {
-        if panic {
-            self.poisoned = true;
-            return self.fail(&QuiverError::new(e.code(), format!("{}; the writer is poisoned", e.message())), false);
-        }
+    pub(crate) fn fail(&mut self, e: &QuiverError) -> c_int {
         self.last_error = Some(c_string(e.message()));
         set_thread_error(e.message());
         e.errno()
+    }
+
+    /// Records a panic caught in `call` and poisons the writer; returns
+    /// `ENOTRECOVERABLE`.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn panicked(&mut self, call: &str, panic: Box<dyn Any + Send>) -> c_int {
+        self.poisoned = true;
+        let e = panicked(call, panic);
+        self.fail(&QuiverError::new(e.code(), format!("{}; the writer is poisoned", e.message())))
     }
 }
 

@@ -30,7 +30,7 @@ macro_rules! c_numeric_appends {
                 stringify!($name),
                 w,
                 |x| x.try_native(node as usize, Input::$input, v),
-                |x| x.$method(node as usize, v),
+                move |x| x.$method(node as usize, v),
             )
         }
     )*};
@@ -44,7 +44,7 @@ macro_rules! c_numeric_appends {
 /// `w` is NULL or a live writer, used by this call alone.
 #[no_mangle]
 pub unsafe extern "C" fn quiver_append_null(w: *mut QuiverWriter, node: u32) -> c_int {
-    enter_writer_fast("quiver_append_null", w, |x| x.try_null(node as usize), |x| x.append_null(node as usize))
+    enter_writer_fast("quiver_append_null", w, |x| x.try_null(node as usize), move |x| x.append_null(node as usize))
 }
 
 /// Appends a boolean.
@@ -101,7 +101,7 @@ pub unsafe extern "C" fn quiver_append_bytes(w: *mut QuiverWriter, node: u32, da
         let bytes = if len == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(data, len) } };
         x.try_bytes(node as usize, bytes, false)
     };
-    enter_writer_fast(CALL, w, fast, |x| {
+    enter_writer_fast(CALL, w, fast, move |x| {
         // SAFETY: `data` points to `len` readable bytes (or len is 0).
         let bytes = unsafe { borrowed_bytes(data, len, CALL)? };
         x.append_bytes(node as usize, bytes)
@@ -131,7 +131,7 @@ pub unsafe extern "C" fn quiver_append_decimal(
         let v = i128::from_le_bytes(unsafe { le_bytes.cast::<[u8; 16]>().read_unaligned() });
         x.try_decimal(node as usize, v)
     };
-    enter_writer_fast(CALL, w, fast, |x| {
+    enter_writer_fast(CALL, w, fast, move |x| {
         non_null(CALL, "le_bytes", le_bytes)?;
         // SAFETY: `le_bytes` points to `len` readable bytes.
         let bytes = unsafe { borrowed_bytes(le_bytes, len, CALL)? };
@@ -165,7 +165,7 @@ pub(crate) unsafe fn borrowed_bytes<'a>(data: *const u8, len: usize, call: &str)
 /// `w` is NULL or a live writer, used by this call alone.
 #[no_mangle]
 pub unsafe extern "C" fn quiver_begin(w: *mut QuiverWriter, node: u32) -> c_int {
-    enter_writer_fast("quiver_begin", w, |x| x.try_begin(node as usize), |x| x.begin(node as usize))
+    enter_writer_fast("quiver_begin", w, |x| x.try_begin(node as usize), move |x| x.begin(node as usize))
 }
 
 /// Ends the value begun on `node` (the innermost open node). EINVAL when a
@@ -176,7 +176,7 @@ pub unsafe extern "C" fn quiver_begin(w: *mut QuiverWriter, node: u32) -> c_int 
 /// `w` is NULL or a live writer, used by this call alone.
 #[no_mangle]
 pub unsafe extern "C" fn quiver_end(w: *mut QuiverWriter, node: u32) -> c_int {
-    enter_writer_fast("quiver_end", w, |x| x.try_end(node as usize), |x| x.end(node as usize))
+    enter_writer_fast("quiver_end", w, |x| x.try_end(node as usize), move |x| x.end(node as usize))
 }
 
 /// Commits the row: every top-level column must have one value. EINVAL
