@@ -20,10 +20,9 @@
 //! A refusal that does not apply to a type or path is not generated
 //! (`applies`); the test prints how many cases ran.
 
-#[path = "common/exact.rs"]
 mod exact;
-#[path = "reliability/common.rs"]
-mod rel;
+#[path = "reliability/exported.rs"]
+mod exported;
 
 use std::collections::BTreeMap;
 use std::ffi::{c_int, CStr};
@@ -43,10 +42,10 @@ use arrow_data::ArrayData;
 use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::{DataType, Field, FieldRef, Fields, Schema, UnionFields, UnionMode};
 use exact::exact_bytes;
+use quiver::ffi::abi::ArrowArray;
 use quiver::ffi::options::{quiver_options_default, QuiverOptions, QuiverStats};
 use quiver::ffi::writer::*;
 use quiver::{parse_schema, ArrowWriter, WriterOptions};
-use rel::RawArray;
 
 const EINVAL: i32 = libc::EINVAL;
 const ERANGE: i32 = libc::ERANGE;
@@ -1277,7 +1276,7 @@ fn names_the_input_row(refusal: Refusal, path: Path, msg: &str, what: &dyn Fn() 
 
 /// Finds the array of the FFI tree that holds the leaf (following the
 /// wrappers), as raw pointers into `root`.
-fn leaf_array(root: *mut RawArray, wraps: &[Wrap]) -> *mut RawArray {
+fn leaf_array(root: *mut ArrowArray, wraps: &[Wrap]) -> *mut ArrowArray {
     let mut a = root;
     for w in wraps {
         // SAFETY: the tree of a live exported array.
@@ -1355,7 +1354,7 @@ fn run_c(shape: &Shape, data: &Data, refusal: Refusal, path: Path, next: Next) {
             };
             let bad = bad_array(&input_shape, last, true);
             let (mut a, s) = arrow_array::ffi::to_ffi(&bad.to_data()).unwrap();
-            let root = &mut a as *mut FFI_ArrowArray as *mut RawArray;
+            let root = ArrowArray::from_ffi_mut(&mut a);
             expected_rc = if refusal == Refusal::DecimalOverPrecision { ERANGE } else { EINVAL };
             let call = |a: *const FFI_ArrowArray, s: *const FFI_ArrowSchema| {
                 subject.check(unsafe { quiver_write_array(subject.0, 1, a, s) })

@@ -6,15 +6,15 @@
 //! and the column path, in fresh writers, reused buffers and one long-lived
 //! writer, with recycling on and off.
 
-mod common;
+mod all_types;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use all_types::*;
 use arrow_array::{make_array, Array, ArrayRef, RecordBatch};
 use arrow_buffer::{BooleanBuffer, NullBuffer};
-use common::*;
 use quiver::{ArrowWriter, WriterOptions};
 
 static POISON: AtomicBool = AtomicBool::new(false);

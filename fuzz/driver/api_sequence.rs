@@ -2,7 +2,7 @@
 //! against a model of what each finished batch must contain. Used by the
 //! fuzz target `api_sequence` and replayed by `tests/fuzz_replay.rs` (the
 //! seed corpus and every reduced crash), so the including crate must also
-//! declare `mod common` (tests/reliability/common.rs).
+//! declare `mod exported` (tests/reliability/exported.rs).
 //!
 //! Input layout (every read past the end gives 0):
 //!   byte 0   schema (`% 3`): 0 flat, 1 nested, 2 the other widths
@@ -39,7 +39,7 @@ use quiver::ffi::quiver_live_arrays;
 use quiver::ffi::stream::quiver_stream_new;
 use quiver::ffi::writer::*;
 
-use crate::common;
+use crate::exported;
 
 /// Number of operation kinds; an operation byte is taken modulo this.
 pub const OPS: u8 = 18;
@@ -237,7 +237,7 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-/// The same text as common::cell renders.
+/// The same text as exported::cell renders.
 fn render(v: &V) -> String {
     match v {
         V::Null => "null".into(),
@@ -743,23 +743,23 @@ fn verify(h: &mut Held, st: &DataType) {
     match h {
         Held::Batch { a, rows, moved } => {
             if moved.iter().all(|m| !m) {
-                assert_eq!(&common::render_exported(a, st), rows, "batch changed");
+                assert_eq!(&exported::render_exported(a, st), rows, "batch changed");
             } else {
                 assert_eq!(a.len(), rows.len());
                 for (c, f) in fields.iter().enumerate() {
                     if !moved[c] {
-                        let d = common::borrow_child(a, c, f.data_type());
+                        let d = exported::borrow_child(a, c, f.data_type());
                         d.validate_full().unwrap();
                         let want: Vec<String> = rows.iter().map(|r| r[c].clone()).collect();
-                        assert_eq!(common::column_cells(make_array(d).as_ref()), want, "column {c} changed");
+                        assert_eq!(exported::column_cells(make_array(d).as_ref()), want, "column {c} changed");
                     }
                 }
             }
         }
         Held::Child { a, col, cells } => {
-            let d = common::borrow_import(a, fields[*col].data_type());
+            let d = exported::borrow_import(a, fields[*col].data_type());
             d.validate_full().unwrap();
-            assert_eq!(&common::column_cells(make_array(d).as_ref()), cells, "moved child changed");
+            assert_eq!(&exported::column_cells(make_array(d).as_ref()), cells, "moved child changed");
         }
     }
 }
@@ -987,7 +987,7 @@ pub fn run(data: &[u8]) {
                             if !moved[col] {
                                 moved[col] = true;
                                 let cells = rows.iter().map(|r| r[col].clone()).collect();
-                                child = Some(Held::Child { a: common::take_child(a, col), col, cells });
+                                child = Some(Held::Child { a: exported::take_child(a, col), col, cells });
                                 note("move_child", "ok");
                             }
                         }
