@@ -215,12 +215,13 @@ unsafe fn enter_stream<R: Refused>(
 ) -> R {
     // SAFETY: per the contract.
     let Some(private) = (unsafe { private_of(stream) }) else { return R::refused(libc::EINVAL) };
-    // SAFETY (the three dereferences below): the stream's private data,
-    // used by one call at a time (the C Stream Interface is not
-    // thread-safe); `body` has returned or unwound before the error paths
-    // run, so each is the only reference.
+    // The three dereferences below: the stream's private data, used by one
+    // call at a time (the C Stream Interface is not thread-safe); `body` has
+    // returned or unwound before the error paths run, so each is the only
+    // reference.
     guarded(
         private,
+        // SAFETY: see above.
         || body(unsafe { &mut *private }),
         |private, e| {
             // SAFETY: see above.

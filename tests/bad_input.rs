@@ -136,17 +136,20 @@ fn options(batch_rows: i64) -> QuiverOptions {
 }
 
 unsafe fn bytes(w: *mut QuiverWriter, node: u32, b: &[u8]) -> c_int {
+    // SAFETY: `w` is a live writer; `b` a live slice.
     unsafe { quiver_append_bytes(w, node, b.as_ptr(), b.len()) }
 }
 
 unsafe fn dec(w: *mut QuiverWriter, node: u32, v: i128) -> c_int {
     let le = v.to_le_bytes();
+    // SAFETY: `w` is a live writer; `le` a live array.
     unsafe { quiver_append_decimal(w, node, le.as_ptr(), le.len()) }
 }
 
 /// Writes the columns of row `i` from `from` on (node numbers of top-level
 /// columns in order), without `end_row`.
 unsafe fn c_columns(w: *mut QuiverWriter, i: i64, skip_last: bool) {
+    // SAFETY: `w` is a live writer, per this function's contract.
     unsafe {
         ok(quiver_append_i64(w, 0, i * 10), w);
         if i % 3 == 2 {
@@ -198,6 +201,7 @@ unsafe fn c_columns(w: *mut QuiverWriter, i: i64, skip_last: bool) {
 
 /// Writes and commits row `i` of the kitchen schema.
 unsafe fn c_row(w: *mut QuiverWriter, i: i64) {
+    // SAFETY: `w` is a live writer, per this function's contract.
     unsafe {
         c_columns(w, i, false);
         ok(quiver_end_row(w), w);
@@ -208,6 +212,7 @@ unsafe fn c_row(w: *mut QuiverWriter, i: i64) {
 /// through an independent renderer, and validate_full).
 unsafe fn c_finish_check(w: *mut QuiverWriter, rows: std::ops::Range<i64>) {
     let mut out = FFI_ArrowArray::empty();
+    // SAFETY: `w` is a live writer; `out` a struct of ours.
     unsafe { ok(quiver_writer_finish(w, &mut out), w) };
     assert_eq!(render_exported(&out, &struct_type(&kitchen_schema())), expected_rows(rows));
 }
@@ -292,7 +297,7 @@ unsafe extern "C" fn fill_nothing(_: *mut c_void, _: *mut QuiverWriter, _: i64) 
 }
 
 fn cases() -> Vec<Case> {
-    // SAFETY (all closures): the pointers passed are valid or deliberately NULL.
+    // SAFETY: (all closures) the pointers passed are valid or deliberately NULL.
     unsafe {
         vec![
             // -- NULL for every pointer argument ------------------------------------
@@ -1446,6 +1451,7 @@ fn write_column_length_overflow_is_refused() {
     let v = [0i64; 1];
     // SAFETY: live writer; the length is the bad input.
     let rc = unsafe { quiver_write_column(w.0, 0, v.as_ptr().cast(), null(), 1 << 61) };
+    // SAFETY: live writer.
     let rows = unsafe { quiver_writer_rows(w.0) };
     assert_eq!(rc as i64, EINVAL, "accepted: {rows} rows now committed over an empty values buffer");
     assert!(werr(w.0).contains("do not fit in memory"), "{}", werr(w.0));
@@ -1506,7 +1512,8 @@ fn calls_after_a_caught_panic_are_enotrecoverable() {
         assert_eq!(rc as i64, ENOTRECOVERABLE);
         let m = werr(w.0);
         assert!(m.contains("append_i64") && m.contains("panic caught") && m.contains("poisoned"), "{m}");
-        let after: Vec<(&str, Box<dyn Fn() -> c_int>)> = vec![
+        type Call<'a> = (&'static str, Box<dyn Fn() -> c_int + 'a>);
+        let after: Vec<Call> = vec![
             ("quiver_append_i64", Box::new(|| quiver_append_i64(w.0, 0, 1))),
             ("quiver_append_bytes", Box::new(|| bytes(w.0, 1, b"x"))),
             ("quiver_append_null", Box::new(|| quiver_append_null(w.0, 1))),
@@ -1562,6 +1569,7 @@ fn stream_row(k: i64) -> Vec<String> {
 }
 
 unsafe fn stream_append(w: *mut QuiverWriter, k: i64) -> c_int {
+    // SAFETY: `w` is a live writer, per this function's contract.
     unsafe {
         let rc = quiver_append_i64(w, 0, k);
         if rc != 0 {
@@ -1603,6 +1611,7 @@ unsafe extern "C" fn fill(ctx: *mut c_void, w: *mut QuiverWriter, max_rows: i64)
     // SAFETY: the FillCtx given to quiver_stream_new.
     let c = unsafe { &mut *(ctx as *mut FillCtx) };
     c.calls += 1;
+    // SAFETY: `w` is the stream's live writer, handed to this fill.
     unsafe {
         match c.mode {
             FillMode::FailWithMessage | FillMode::FailSilently if c.calls == 2 => {
@@ -1649,6 +1658,7 @@ unsafe extern "C" fn fill(ctx: *mut c_void, w: *mut QuiverWriter, max_rows: i64)
 unsafe extern "C" fn release_fill_ctx(ctx: *mut c_void) {
     // SAFETY: the boxed FillCtx given to quiver_stream_new, released once.
     let c = unsafe { Box::from_raw(ctx as *mut FillCtx) };
+    // SAFETY: `released` points to the test's flag, which outlives the stream.
     unsafe { *c.released = true };
 }
 
@@ -1667,6 +1677,7 @@ fn next(s: &mut FFI_ArrowArrayStream) -> (i64, FFI_ArrowArray, String) {
     let mut a = FFI_ArrowArray::empty();
     // SAFETY: a live stream from quiver.
     let rc = unsafe { (s.get_next().unwrap())(s, &mut a) };
+    // SAFETY: a live stream from quiver; a non-NULL message is a NUL-terminated string.
     let m = cstr(unsafe { (s.get_last_error().unwrap())(s) });
     (rc as i64, a, if rc == 0 { String::new() } else { m })
 }
@@ -1886,6 +1897,7 @@ unsafe extern "C" fn big_fill(ctx: *mut c_void, w: *mut QuiverWriter, max_rows: 
     // SAFETY: the BigCtx given to quiver_stream_new, alive while the stream is.
     let c = unsafe { &mut *(ctx as *mut BigCtx) };
     let mut written = 0;
+    // SAFETY: `w` is the stream's live writer, handed to this fill.
     unsafe {
         while written < max_rows && c.next < BIG_ROWS {
             assert_eq!(quiver_append_i64(w, 0, c.next), 0);

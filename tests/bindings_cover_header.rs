@@ -18,7 +18,7 @@ fn header_functions() -> BTreeSet<String> {
     for line in header.lines().filter(|l| !l.starts_with(' ') && !l.starts_with('#') && !l.starts_with("typedef")) {
         let Some(open) = line.find('(') else { continue };
         let head = &line[..open];
-        if let Some(name) = head.rsplit(|c: char| c == ' ' || c == '*').next() {
+        if let Some(name) = head.rsplit([' ', '*']).next() {
             if name.starts_with("quiver_") {
                 names.insert(name.to_string());
             }

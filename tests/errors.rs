@@ -208,6 +208,7 @@ fn fill_error_is_reported_and_sticky() {
     );
     let mut ffi = s.into_ffi();
     let raw = &mut ffi as *mut arrow_array::ffi_stream::FFI_ArrowArrayStream;
+    // SAFETY: `raw` points to the live exported stream; its callbacks are called as the C Stream Interface says.
     unsafe {
         let get_next = (*raw).get_next().unwrap();
         let last_error = (*raw).get_last_error().unwrap();

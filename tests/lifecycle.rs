@@ -264,6 +264,7 @@ fn child_moved_out_outlives_its_parent_and_blocks_only_its_own_reuse() {
         let addrs0 = buffer_addresses(&b0);
         let s_type = b0.schema().field(2).data_type().clone();
         let mut parent = Some(export(b0));
+        // SAFETY: an exported struct array of 5 columns.
         let child = unsafe { move_child_out(parent.as_mut().unwrap(), 2) };
         assert_eq!(quiver_live(), EXPORTED_PER_BATCH);
         if parent_first {
@@ -283,6 +284,7 @@ fn child_moved_out_outlives_its_parent_and_blocks_only_its_own_reuse() {
             assert!(col0_b1.iter().all(|a| addrs0.contains(a)), "released column 0 not reused");
         }
         // The child's values are intact.
+        // SAFETY: the moved-out child, of the type of column 2.
         let data = unsafe { from_ffi_and_data_type(child, s_type) }.unwrap();
         let s = arrow_array::StringArray::from(data);
         for i in 0..20 {
@@ -322,6 +324,7 @@ fn releases_on_other_threads_while_the_writer_writes() {
         let schema = arrow_schema::DataType::Struct(writer(WriterOptions::default()).schema().fields().clone());
         let mut n = 0;
         for (batch, rows, array) in rx {
+            // SAFETY: an exported batch of this schema, moved to this thread.
             let data = unsafe { from_ffi_and_data_type(array, schema.clone()) }.unwrap();
             let b = RecordBatch::from(StructArray::from(data));
             check_batch(&b, batch, rows);

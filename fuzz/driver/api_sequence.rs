@@ -509,6 +509,7 @@ fn dec_arg(x: i64, sel: u8) -> DecArg {
 /// Calls the append for input `i` with `x` (an integer), `b` (bytes) or `d`
 /// (a decimal); returns the code and the model's value if it were accepted.
 unsafe fn append(w: *mut QuiverWriter, node: u32, i: In, x: i64, b: &[u8], d: &DecArg) -> (c_int, V) {
+    // SAFETY: `w` is a live writer and `b`, `d` are live slices, per this function's contract.
     unsafe {
         match i {
             In::I8 => (quiver_append_i8(w, node, x as i8), V::Int(x as i8 as i128)),
@@ -610,6 +611,7 @@ pub fn take_events() -> BTreeMap<(&'static str, &'static str), u64> {
 unsafe fn gen_value(w: *mut QuiverWriter, s: &Schema, node: usize, inp: &mut Input) -> V {
     let n = &s.nodes[node];
     let node32 = node as u32;
+    // SAFETY: `w` is a live writer, per this function's contract.
     unsafe {
         let ok = |rc: c_int, what: &str| assert_eq!(rc, 0, "gen {what} into node {node}: {}", last(w));
         if n.nullable && inp.u8() % 4 == 0 {
@@ -708,6 +710,7 @@ unsafe fn gen_value(w: *mut QuiverWriter, s: &Schema, node: usize, inp: &mut Inp
 
 /// Writes and commits a whole valid row; returns its cells.
 unsafe fn gen_row(w: *mut QuiverWriter, s: &Schema, inp: &mut Input) -> Vec<String> {
+    // SAFETY: `w` is a live writer, per this function's contract.
     unsafe {
         let cells = s.top.iter().map(|&t| render(&gen_value(w, s, t, inp))).collect();
         assert_eq!(quiver_end_row(w), 0, "gen end_row: {}", last(w));
@@ -721,12 +724,14 @@ fn last(w: *mut QuiverWriter) -> String {
     if p.is_null() {
         String::new()
     } else {
+        // SAFETY: a non-NULL message from quiver is a NUL-terminated string.
         unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
     }
 }
 
 fn new_writer(c_schema: &FFI_ArrowSchema, opts: &QuiverOptions) -> *mut QuiverWriter {
     let mut w = null_mut();
+    // SAFETY: a valid schema and options; `w` is written on success.
     assert_eq!(unsafe { quiver_writer_new(c_schema, opts, &mut w) }, 0);
     w
 }
@@ -776,8 +781,8 @@ enum Outcome {
     /// Wrote max_rows + 1 rows.
     TooMany,
     /// Wrote this many rows, then left a row half written (EINVAL, even
-    /// after no row).
-    Partial(usize),
+    /// after no row). The count shows in the Debug output of a failing case.
+    Partial(#[allow(dead_code)] usize),
 }
 
 struct FillCtx {
@@ -801,12 +806,15 @@ unsafe extern "C" fn fill(ctx: *mut c_void, w: *mut QuiverWriter, max_rows: i64)
     let max = max_rows as usize;
     let (outcome, rc) = match p % 8 {
         5 => {
+            // SAFETY: `w` is the stream's live writer, handed to this fill.
             (0..=max).for_each(|_| drop(unsafe { gen_row(w, &s, &mut inp) }));
             (Outcome::TooMany, 0)
         }
         6 => {
             let done = (p as usize >> 3) % 2;
+            // SAFETY: as above.
             (0..done).for_each(|_| drop(unsafe { gen_row(w, &s, &mut inp) }));
+            // SAFETY: as above.
             unsafe { gen_value(w, &s, s.top[0], &mut inp) };
             (Outcome::Partial(done), 0)
         }
@@ -814,11 +822,13 @@ unsafe extern "C" fn fill(ctx: *mut c_void, w: *mut QuiverWriter, max_rows: i64)
             let message = (p & 0x08 != 0).then_some(FILL_MESSAGE);
             if let Some(m) = message {
                 let text = std::ffi::CString::new(m).unwrap();
+                // SAFETY: `w` is live; `text` is NUL-terminated.
                 assert_eq!(unsafe { quiver_writer_set_error(w, text.as_ptr()) }, 0);
             }
             (Outcome::Fail(message), -1 - (p as c_int >> 4))
         }
         n => {
+            // SAFETY: as above.
             let rows = (0..(n as usize).min(max)).map(|_| unsafe { gen_row(w, &s, &mut inp) }).collect();
             (Outcome::Rows(rows), 0)
         }
@@ -838,8 +848,10 @@ struct Stream {
 }
 
 fn stream_error(s: &mut FFI_ArrowArrayStream) -> String {
+    // SAFETY: a live stream made by quiver.
     let p = unsafe { (s.get_last_error().unwrap())(s) };
     assert!(!p.is_null(), "a failed get_next has a message");
+    // SAFETY: checked non-NULL above: a NUL-terminated string owned by the stream.
     unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
 }
 
@@ -856,6 +868,7 @@ pub fn run(data: &[u8]) {
     let st = DataType::Struct(fields.clone());
     let c_schema = FFI_ArrowSchema::try_from(&parsed).unwrap();
     let mut opts = std::mem::MaybeUninit::<QuiverOptions>::uninit();
+    // SAFETY: quiver_options_default writes the whole struct before it is read.
     let mut opts = unsafe {
         quiver_options_default(opts.as_mut_ptr());
         opts.assume_init()
@@ -873,6 +886,7 @@ pub fn run(data: &[u8]) {
 
     while !inp.done() {
         let code = inp.u8() % OPS;
+        // SAFETY: every pointer used below is a live writer or stream of this run, or a struct it exported.
         unsafe {
             match code {
                 op::APPEND_NULL => {
@@ -1242,6 +1256,7 @@ pub fn run(data: &[u8]) {
     }
 
     // Free the writers and release the stream first, then release what is held.
+    // SAFETY: each writer and stream is live and freed or released once here.
     unsafe {
         quiver_writer_free(w);
         quiver_writer_free(src_w);
