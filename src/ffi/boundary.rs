@@ -1,12 +1,14 @@
 //! The C boundary: every `extern "C"` function of the crate and every
-//! callback it hands out (a stream's `get_schema`, `get_next`,
-//! `get_last_error` and `release`, an exported array's `release`) runs its
-//! body through [`enter`] or, for calls on a writer, [`enter_writer`] /
-//! [`enter_writer_fast`], which are [`guarded`] underneath. They give every
+//! callback it hands out runs its body through [`enter`], or, for calls that
+//! write through a writer, [`enter_writer`] / [`enter_writer_fast`], or, for
+//! a stream's `get_schema`, `get_next` and `get_last_error`, `enter_stream`
+//! (src/stream.rs); all of them are [`guarded`] underneath. (The `release`
+//! of exported arrays and streams goes through [`enter`].) They give every
 //! call the same four things:
 //!
-//! - NULL checks of pointer arguments: [`arg`], [`arg_mut`] and [`non_null`]
-//!   turn a NULL into `EINVAL` with the message `"<call>: <arg> is NULL"`;
+//! - NULL checks of pointer arguments: [`arg`], [`arg_mut`], [`non_null`] and
+//!   [`present`] (a callback) turn a NULL into `EINVAL` with the message
+//!   `"<call>: <arg> is NULL"`;
 //! - a caught panic: `ENOTRECOVERABLE`, message `"<call>: panic caught:
 //!   <panic message>"`, and the writer of the call (if any) poisoned, so every
 //!   later call on it returns `ENOTRECOVERABLE` too;
@@ -24,6 +26,12 @@
 //! reported and the writer is not poisoned. The calls that accept NULL as a
 //! no-op (`quiver_writer_free`, `quiver_writer_last_error`,
 //! `quiver_options_default`) test for it themselves, inside the boundary.
+//!
+//! One `extern "C"` function is not inside it: `keep` (src/ffi/writer/column.rs),
+//! the `release` of the bitwise copy of a caller's array that
+//! `quiver_write_array` hands to arrow-rs's importer. Only arrow-rs calls it,
+//! from inside the boundary of `quiver_write_array`, and it only clears a
+//! field of the copy.
 
 use std::any::Any;
 use std::ffi::{c_char, c_int};
@@ -91,6 +99,12 @@ pub(crate) fn non_null<T>(call: &str, arg: &str, p: *const T) -> Result<()> {
         return Err(null(call, arg));
     }
     Ok(())
+}
+
+/// The callback `f`; `Err` (as [`non_null`]) if it is NULL.
+#[inline(always)]
+pub(crate) fn present<F>(call: &str, arg: &str, f: Option<F>) -> Result<F> {
+    f.ok_or_else(|| null(call, arg))
 }
 
 /// The caller's `*p`, borrowed for the call; `Err` if `p` is NULL.

@@ -8,7 +8,7 @@ use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::SchemaRef;
 
 use crate::error::{ErrorCode, QuiverError, Result};
-use crate::ffi::boundary::{enter, non_null};
+use crate::ffi::boundary::{enter, non_null, present};
 use crate::ffi::options::QuiverOptions;
 use crate::ffi::writer::{new_writer, QuiverWriter};
 use crate::stream::{export_stream, finish_step, BatchSource, Step};
@@ -116,7 +116,7 @@ pub unsafe extern "C" fn quiver_stream_new(
     enter(CALL, || {
         non_null(CALL, "schema", schema)?;
         non_null(CALL, "out", out)?;
-        let fill = fill.ok_or_else(|| QuiverError::invalid(format!("{CALL}: fill is NULL")))?;
+        let fill = present(CALL, "fill", fill)?;
         // SAFETY: non-NULL pointers from the caller, borrowed.
         let writer = unsafe { new_writer(schema, opts, CALL)? };
         let source =
