@@ -49,7 +49,7 @@ pub fn live_arrays() -> i64 {
 /// (e.g. tests running in parallel) read this instead of the process-wide
 /// figure.
 pub fn live_arrays_of_this_thread() -> i64 {
-    EXPORTED_HERE.with(|count| count.load(Ordering::SeqCst))
+    EXPORTED_HERE.try_with(|count| count.load(Ordering::SeqCst)).unwrap_or(0)
 }
 
 /// What one exported struct owns: its level's buffers, the pointer arrays
@@ -67,7 +67,8 @@ struct Private {
 
 /// Exports `data` as an `ArrowArray` the consumer must release.
 pub fn export_array(data: ArrayData) -> FFI_ArrowArray {
-    let exported_on = EXPORTED_HERE.with(Arc::clone);
+    // A thread whose locals are being destroyed counts on a count of its own.
+    let exported_on = EXPORTED_HERE.try_with(Arc::clone).unwrap_or_default();
     export_level(&data, &exported_on).into_ffi()
 }
 

@@ -88,11 +88,6 @@ impl ArrowSchema {
     pub fn from_ffi(schema: *const FFI_ArrowSchema) -> *const ArrowSchema {
         schema.cast()
     }
-
-    /// arrow-rs's struct at the same address.
-    pub fn as_ffi(schema: *const ArrowSchema) -> *const FFI_ArrowSchema {
-        schema.cast()
-    }
 }
 
 impl ArrowArray {
