@@ -13,11 +13,12 @@
 //! levels, or a C schema whose children point back at their parent) is
 //! measured and refused without using more stack than a flat one.
 
-use std::ffi::{c_char, c_void, CStr};
+use std::ffi::CStr;
 
 use arrow_schema::{DataType, Schema};
 
 use crate::error::{QuiverError, Result};
+use crate::ffi::abi::ArrowSchema;
 
 /// The deepest nesting a writer, the schema text parser and the column path
 /// take: a field at depth `MAX_DEPTH` is accepted, one at `MAX_DEPTH + 1`
@@ -206,20 +207,6 @@ pub fn check_data_type(data_type: &DataType, call: &str) -> Result<()> {
     walk_types(std::iter::once(("array", data_type)), call)
 }
 
-/// The C Data Interface `struct ArrowSchema`, read field by field.
-#[repr(C)]
-struct RawSchema {
-    format: *const c_char,
-    name: *const c_char,
-    metadata: *const c_char,
-    flags: i64,
-    n_children: i64,
-    children: *const *const RawSchema,
-    dictionary: *const RawSchema,
-    release: Option<unsafe extern "C" fn(*mut RawSchema)>,
-    private_data: *mut c_void,
-}
-
 /// Checks a caller's C `ArrowSchema` against [`MAX_DEPTH`] and
 /// [`MAX_FIELDS`] before anything recursive (quiver's structure check,
 /// arrow's import) reads it. `schema` is at `root_depth`: 0 for the struct
@@ -243,7 +230,7 @@ pub unsafe fn check_ffi_schema(
 ) -> Result<()> {
     let mut walk = Walk::new();
     walk.found(usize::from(root_depth > 0));
-    let mut stack: Vec<(*const RawSchema, usize)> = vec![(schema.cast(), root_depth)];
+    let mut stack: Vec<(*const ArrowSchema, usize)> = vec![(ArrowSchema::from_ffi(schema), root_depth)];
     while let Some((s, depth)) = stack.pop() {
         if s.is_null() {
             continue;
@@ -275,12 +262,12 @@ pub unsafe fn check_ffi_schema(
             return walk.finish(call, false);
         }
         if !raw.dictionary.is_null() {
-            stack.push((raw.dictionary, depth + 1));
+            stack.push((raw.dictionary.cast_const(), depth + 1));
         }
         if n_children > 0 {
             for i in (0..n_children).rev() {
                 // SAFETY: `children` holds `n_children` pointers.
-                stack.push((unsafe { *raw.children.add(i) }, depth + 1));
+                stack.push((unsafe { *raw.children.add(i) }.cast_const(), depth + 1));
             }
         }
     }

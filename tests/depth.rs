@@ -23,10 +23,11 @@ use arrow_data::ArrayData;
 use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::{DataType, Field, Fields, Schema, UnionFields, UnionMode};
 
+use quiver::ffi::abi::ArrowSchema;
+use quiver::ffi::quiver_last_error;
 use quiver::ffi::schema::quiver_schema_parse;
 use quiver::ffi::stream::quiver_stream_new;
 use quiver::ffi::writer::*;
-use quiver::ffi::{quiver_last_error, quiver_live_arrays};
 use quiver::{parse_schema, ArrowWriter, ErrorCode, WriterOptions, MAX_DEPTH, MAX_FIELDS};
 
 const EINVAL: c_int = 22;
@@ -418,21 +419,7 @@ fn last_error() -> String {
     unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
 }
 
-/// The C Data Interface `struct ArrowSchema`.
-#[repr(C)]
-struct RawSchema {
-    format: *const c_char,
-    name: *const c_char,
-    metadata: *const c_char,
-    flags: i64,
-    n_children: i64,
-    children: *mut *mut RawSchema,
-    dictionary: *mut RawSchema,
-    release: Option<unsafe extern "C" fn(*mut RawSchema)>,
-    private_data: *mut c_void,
-}
-
-unsafe extern "C" fn raw_release(s: *mut RawSchema) {
+unsafe extern "C" fn raw_release(s: *mut ArrowSchema) {
     // SAFETY: one of our structs; the test owns (leaks) everything it points to.
     unsafe { (*s).release = None };
 }
@@ -441,10 +428,10 @@ fn cstr(s: &str) -> *const c_char {
     CString::new(s).unwrap().into_raw()
 }
 
-fn raw(format: &str, name: &str, nullable: bool, children: Vec<*mut RawSchema>) -> *mut RawSchema {
+fn raw(format: &str, name: &str, nullable: bool, children: Vec<*mut ArrowSchema>) -> *mut ArrowSchema {
     let n = children.len() as i64;
     let children = if children.is_empty() { null_mut() } else { Box::leak(children.into_boxed_slice()).as_mut_ptr() };
-    Box::into_raw(Box::new(RawSchema {
+    Box::into_raw(Box::new(ArrowSchema {
         format: cstr(format),
         name: cstr(name),
         metadata: null(),
@@ -458,8 +445,8 @@ fn raw(format: &str, name: &str, nullable: bool, children: Vec<*mut RawSchema>) 
 }
 
 /// One level of `ctor` around `inner`, as C structs.
-fn raw_wrap(ctor: Ctor, inner: *mut RawSchema) -> *mut RawSchema {
-    let rename = |s: *mut RawSchema, name: &str| {
+fn raw_wrap(ctor: Ctor, inner: *mut ArrowSchema) -> *mut ArrowSchema {
+    let rename = |s: *mut ArrowSchema, name: &str| {
         // SAFETY: our own struct.
         unsafe { (*s).name = cstr(name) };
         s
@@ -493,24 +480,23 @@ fn raw_wrap(ctor: Ctor, inner: *mut RawSchema) -> *mut RawSchema {
 }
 
 /// A column of `ctor` `depth` deep under the struct of columns, as C structs.
-fn raw_column(ctor: Ctor, depth: usize) -> *mut RawSchema {
+fn raw_column(ctor: Ctor, depth: usize) -> *mut ArrowSchema {
     plan(ctor, depth).into_iter().rev().fold(raw("i", "x", true, vec![]), |inner, c| raw_wrap(c, inner))
 }
 
-fn raw_schema(ctor: Ctor, depth: usize) -> *mut RawSchema {
+fn raw_schema(ctor: Ctor, depth: usize) -> *mut ArrowSchema {
     raw("+s", "", false, vec![raw_column(ctor, depth)])
 }
 
 /// Whether the `release` of a schema struct is NULL (its field is private).
 fn schema_released(s: &FFI_ArrowSchema) -> bool {
-    // SAFETY: FFI_ArrowSchema has the C layout RawSchema mirrors.
-    unsafe { (*(s as *const FFI_ArrowSchema as *const RawSchema)).release.is_none() }
+    // SAFETY: FFI_ArrowSchema has the C layout ArrowSchema mirrors.
+    unsafe { (*(s as *const FFI_ArrowSchema as *const ArrowSchema)).release.is_none() }
 }
 
-/// Whether the `release` of a stream struct (its fourth pointer) is NULL.
+/// Whether the `release` of a stream struct is NULL.
 fn stream_released(s: &FFI_ArrowArrayStream) -> bool {
-    // SAFETY: the C layout: get_schema, get_next, get_last_error, release, private_data.
-    unsafe { (*(s as *const FFI_ArrowArrayStream as *const [*const c_void; 5]))[3].is_null() }
+    s.release().is_none()
 }
 
 unsafe extern "C" fn fill_nothing(_: *mut c_void, _: *mut QuiverWriter, _: i64) -> c_int {
@@ -596,7 +582,7 @@ fn c_writer_new_and_stream_new_at_the_bound_over_it_and_a_million_deep() {
             }
         }
     }
-    assert_eq!(quiver_live_arrays(), 0);
+    assert_eq!(quiver::live_arrays_of_this_thread(), 0);
 }
 
 #[test]
@@ -641,7 +627,7 @@ fn c_write_array_at_the_bound_over_it_and_a_million_deep() {
         assert_eq!(deep.0, EINVAL, "{ctor:?}: {}", deep.1);
         check_refusal(&format!("quiver_write_array {ctor:?} at 1e6"), &deep.1, &depth_words(ctor, MILLION), "array.");
     }
-    assert_eq!(quiver_live_arrays(), 0);
+    assert_eq!(quiver::live_arrays_of_this_thread(), 0);
 }
 
 #[test]
@@ -652,12 +638,10 @@ fn c_schema_cycles_and_fan_out_are_refused() {
     // SAFETY: our own struct with one child slot.
     unsafe { *(*list).children = list };
     let root = raw("+s", "", false, vec![list]);
-    {
-        let [(rc, msg), _] = c_new(root.cast());
-        assert_eq!(rc, EINVAL, "{msg}");
-        assert!(msg.contains("nested at least"), "{msg}");
-        check_refusal("a self-referencing list", &msg, "levels deep", "x.x.x.x");
-    }
+    let [(rc, msg), _] = c_new(root.cast());
+    assert_eq!(rc, EINVAL, "{msg}");
+    assert!(msg.contains("nested at least"), "{msg}");
+    check_refusal("a self-referencing list", &msg, "levels deep", "x.x.x.x");
     let root = raw("+s", "", false, vec![raw("i", "a", true, vec![]), null_mut()]);
     // SAFETY: as above.
     unsafe {

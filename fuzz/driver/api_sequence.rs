@@ -2,7 +2,7 @@
 //! against a model of what each finished batch must contain. Used by the
 //! fuzz target `api_sequence` and replayed by `tests/fuzz_replay.rs` (the
 //! seed corpus and every reduced crash), so the including crate must also
-//! declare `mod common` (tests/reliability/common.rs).
+//! declare `mod exported` (tests/reliability/exported.rs).
 //!
 //! Input layout (every read past the end gives 0):
 //!   byte 0   schema (`% 3`): 0 flat, 1 nested, 2 the other widths
@@ -47,7 +47,7 @@ use quiver::ffi::quiver_live_arrays;
 use quiver::ffi::stream::quiver_stream_new;
 use quiver::ffi::writer::*;
 
-use crate::common;
+use crate::exported;
 
 /// Number of operation kinds; an operation byte is taken modulo this.
 pub const OPS: u8 = 19;
@@ -249,7 +249,7 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-/// The same text as common::cell renders.
+/// The same text as exported::cell renders.
 fn render(v: &V) -> String {
     match v {
         V::Null => "null".into(),
@@ -521,6 +521,7 @@ fn dec_arg(x: i64, sel: u8) -> DecArg {
 /// Calls the append for input `i` with `x` (an integer), `b` (bytes) or `d`
 /// (a decimal); returns the code and the model's value if it were accepted.
 unsafe fn append(w: *mut QuiverWriter, node: u32, i: In, x: i64, b: &[u8], d: &DecArg) -> (c_int, V) {
+    // SAFETY: `w` is a live writer and `b`, `d` are live slices, per this function's contract.
     unsafe {
         match i {
             In::I8 => (quiver_append_i8(w, node, x as i8), V::Int(x as i8 as i128)),
@@ -622,6 +623,7 @@ pub fn take_events() -> BTreeMap<(&'static str, &'static str), u64> {
 unsafe fn gen_value(w: *mut QuiverWriter, s: &Schema, node: usize, inp: &mut Input) -> V {
     let n = &s.nodes[node];
     let node32 = node as u32;
+    // SAFETY: `w` is a live writer, per this function's contract.
     unsafe {
         let ok = |rc: c_int, what: &str| assert_eq!(rc, 0, "gen {what} into node {node}: {}", last(w));
         if n.nullable && inp.u8() % 4 == 0 {
@@ -720,6 +722,7 @@ unsafe fn gen_value(w: *mut QuiverWriter, s: &Schema, node: usize, inp: &mut Inp
 
 /// Writes and commits a whole valid row; returns its cells.
 unsafe fn gen_row(w: *mut QuiverWriter, s: &Schema, inp: &mut Input) -> Vec<String> {
+    // SAFETY: `w` is a live writer, per this function's contract.
     unsafe {
         let cells = s.top.iter().map(|&t| render(&gen_value(w, s, t, inp))).collect();
         assert_eq!(quiver_end_row(w), 0, "gen end_row: {}", last(w));
@@ -733,12 +736,14 @@ fn last(w: *mut QuiverWriter) -> String {
     if p.is_null() {
         String::new()
     } else {
+        // SAFETY: a non-NULL message from quiver is a NUL-terminated string.
         unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
     }
 }
 
 fn new_writer(c_schema: &FFI_ArrowSchema, opts: &QuiverOptions) -> *mut QuiverWriter {
     let mut w = null_mut();
+    // SAFETY: a valid schema and options; `w` is written on success.
     assert_eq!(unsafe { quiver_writer_new(c_schema, opts, &mut w) }, 0);
     w
 }
@@ -861,23 +866,23 @@ fn verify(h: &mut Held, st: &DataType) {
     match h {
         Held::Batch { a, rows, moved } => {
             if moved.iter().all(|m| !m) {
-                assert_eq!(&common::render_exported(a, st), rows, "batch changed");
+                assert_eq!(&exported::render_exported(a, st), rows, "batch changed");
             } else {
                 assert_eq!(a.len(), rows.len());
                 for (c, f) in fields.iter().enumerate() {
                     if !moved[c] {
-                        let d = common::borrow_child(a, c, f.data_type());
+                        let d = exported::borrow_child(a, c, f.data_type());
                         d.validate_full().unwrap();
                         let want: Vec<String> = rows.iter().map(|r| r[c].clone()).collect();
-                        assert_eq!(common::column_cells(make_array(d).as_ref()), want, "column {c} changed");
+                        assert_eq!(exported::column_cells(make_array(d).as_ref()), want, "column {c} changed");
                     }
                 }
             }
         }
         Held::Child { a, col, cells } => {
-            let d = common::borrow_import(a, fields[*col].data_type());
+            let d = exported::borrow_import(a, fields[*col].data_type());
             d.validate_full().unwrap();
-            assert_eq!(&common::column_cells(make_array(d).as_ref()), cells, "moved child changed");
+            assert_eq!(&exported::column_cells(make_array(d).as_ref()), cells, "moved child changed");
         }
     }
 }
@@ -919,12 +924,15 @@ unsafe extern "C" fn fill(ctx: *mut c_void, w: *mut QuiverWriter, max_rows: i64)
     let max = max_rows as usize;
     let (outcome, rc) = match p % 8 {
         5 => {
+            // SAFETY: `w` is the stream's live writer, handed to this fill.
             (0..=max).for_each(|_| drop(unsafe { gen_row(w, &s, &mut inp) }));
             (Outcome::TooMany, 0)
         }
         6 => {
             let done = (p as usize >> 3) % 2;
+            // SAFETY: as above.
             (0..done).for_each(|_| drop(unsafe { gen_row(w, &s, &mut inp) }));
+            // SAFETY: as above.
             unsafe { gen_value(w, &s, s.top[0], &mut inp) };
             (Outcome::Partial, 0)
         }
@@ -932,11 +940,13 @@ unsafe extern "C" fn fill(ctx: *mut c_void, w: *mut QuiverWriter, max_rows: i64)
             let message = (p & 0x08 != 0).then_some(FILL_MESSAGE);
             if let Some(m) = message {
                 let text = std::ffi::CString::new(m).unwrap();
+                // SAFETY: `w` is live; `text` is NUL-terminated.
                 assert_eq!(unsafe { quiver_writer_set_error(w, text.as_ptr()) }, 0);
             }
             (Outcome::Fail(message), -1 - (p as c_int >> 4))
         }
         n => {
+            // SAFETY: as above.
             let rows = (0..(n as usize).min(max)).map(|_| unsafe { gen_row(w, &s, &mut inp) }).collect();
             (Outcome::Rows(rows), 0)
         }
@@ -956,8 +966,10 @@ struct Stream {
 }
 
 fn stream_error(s: &mut FFI_ArrowArrayStream) -> String {
+    // SAFETY: a live stream made by quiver.
     let p = unsafe { (s.get_last_error().unwrap())(s) };
     assert!(!p.is_null(), "a failed get_next has a message");
+    // SAFETY: checked non-NULL above: a NUL-terminated string owned by the stream.
     unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
 }
 
@@ -974,6 +986,7 @@ pub fn run(data: &[u8]) {
     let st = DataType::Struct(fields.clone());
     let c_schema = FFI_ArrowSchema::try_from(&parsed).unwrap();
     let mut opts = std::mem::MaybeUninit::<QuiverOptions>::uninit();
+    // SAFETY: quiver_options_default writes the whole struct before it is read.
     let mut opts = unsafe {
         quiver_options_default(opts.as_mut_ptr());
         opts.assume_init()
@@ -991,6 +1004,7 @@ pub fn run(data: &[u8]) {
 
     while !inp.done() {
         let code = inp.u8() % OPS;
+        // SAFETY: every pointer used below is a live writer or stream of this run, or a struct it exported.
         unsafe {
             match code {
                 op::APPEND_NULL => {
@@ -1105,7 +1119,7 @@ pub fn run(data: &[u8]) {
                             if !moved[col] {
                                 moved[col] = true;
                                 let cells = rows.iter().map(|r| r[col].clone()).collect();
-                                child = Some(Held::Child { a: common::take_child(a, col), col, cells });
+                                child = Some(Held::Child { a: exported::take_child(a, col), col, cells });
                                 note("move_child", "ok");
                             }
                         }
@@ -1379,6 +1393,7 @@ pub fn run(data: &[u8]) {
     }
 
     // Free the writers and release the stream first, then release what is held.
+    // SAFETY: each writer and stream is live and freed or released once here.
     unsafe {
         quiver_writer_free(w);
         quiver_writer_free(src_w);

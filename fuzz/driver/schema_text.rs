@@ -206,6 +206,7 @@ fn c_writer(text: &str, ffi: &FFI_ArrowSchema, schema: &Schema, takes: &[bool]) 
     let mut w = null_mut();
     // SAFETY: the parser's exported schema, borrowed.
     let o = c_options();
+    // SAFETY: `ffi` is the parser's exported schema, `o` valid options; `w` is written on success.
     let rc = unsafe { quiver_writer_new(ffi, &o, &mut w) };
     assert_eq!(rc, 0, "the parser accepts {text:?}, quiver_writer_new refuses it: {}", last_error());
     // SAFETY: the writer just made, freed at the end.
