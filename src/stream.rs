@@ -70,6 +70,35 @@ enum State {
 /// A stream of batches written by a fill closure into one recycling writer.
 /// It is an arrow `RecordBatchReader`; `into_ffi` exports it over the C
 /// Stream Interface.
+///
+/// The stream owns the writer; each batch it yields owns its buffers until
+/// the consumer drops (or, over the C Stream, releases) it, after which the
+/// writer may reuse them.
+///
+/// ```
+/// use quiver::{ArrowWriter, Step, WriterOptions, WriterStream};
+///
+/// let options = WriterOptions { batch_rows: 1000, ..WriterOptions::default() };
+/// let writer = ArrowWriter::from_text("id: int64 not null, name: utf8", options)?;
+/// let mut next_id = 0i64;
+/// let stream = WriterStream::new(writer, move |w, max_rows| {
+///     // Write up to max_rows rows, then say whether the stream goes on.
+///     while next_id < 2500 && w.rows() < max_rows {
+///         w.append_i64(0, next_id)?;
+///         if next_id % 3 == 0 {
+///             w.append_null(1)?;
+///         } else {
+///             w.append_str(1, "row")?;
+///         }
+///         w.end_row()?;
+///         next_id += 1;
+///     }
+///     Ok(if next_id < 2500 { Step::Batch } else { Step::End })
+/// });
+/// let rows: Vec<usize> = stream.map(|b| b.map(|b| b.num_rows())).collect::<Result<_, _>>()?;
+/// assert_eq!(rows, [1000, 1000, 500]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct WriterStream<F> {
     writer: ArrowWriter,
     fill: F,
@@ -160,7 +189,27 @@ impl<F> WriterStream<F>
 where
     F: FnMut(&mut ArrowWriter, usize) -> Result<Step> + Send + 'static,
 {
-    /// Exports the stream over the C Stream Interface.
+    /// Exports the stream over the C Stream Interface. The returned struct
+    /// owns the stream: the consumer calls its `release` once, and each
+    /// array `get_next` hands out is the consumer's to release.
+    ///
+    /// ```
+    /// use arrow_array::ffi_stream::ArrowArrayStreamReader;
+    /// use quiver::{ArrowWriter, Step, WriterOptions, WriterStream};
+    ///
+    /// let writer = ArrowWriter::from_text("x: int32", WriterOptions::default())?;
+    /// let stream = WriterStream::new(writer, |w, _max_rows| {
+    ///     w.append_i32(0, 7)?;
+    ///     w.end_row()?;
+    ///     Ok(Step::End)
+    /// });
+    /// // Any C Stream consumer can take it; here arrow-rs's importer.
+    /// let reader = ArrowArrayStreamReader::try_new(stream.into_ffi())?;
+    /// let batches = reader.collect::<Result<Vec<_>, _>>()?;
+    /// assert_eq!(batches.len(), 1);
+    /// assert_eq!(batches[0].num_rows(), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn into_ffi(self) -> FFI_ArrowArrayStream {
         export_stream(Box::new(self))
     }
