@@ -40,19 +40,23 @@ fn count(layout: Layout, bytes: usize) {
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         count(layout, layout.size());
+        // SAFETY: forwarded to the system allocator with the caller's layout.
         unsafe { System.alloc(layout) }
     }
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         count(layout, layout.size());
+        // SAFETY: as in alloc.
         unsafe { System.alloc_zeroed(layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         if new_size > layout.size() {
             count(layout, new_size - layout.size());
         }
+        // SAFETY: `ptr` and `layout` come from this allocator, which is the system one.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: as in realloc.
         unsafe { System.dealloc(ptr, layout) }
     }
 }

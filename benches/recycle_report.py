@@ -5,6 +5,7 @@ Inputs (under RESULTS, default target/bench-results):
   recycle.jsonl      one JSON line per case (see benches/standalone/src/bin/recycle.rs)
   recycle_meta.txt   key=value lines: machine, load, commands of that run
 Usage:
+  recycle_report.py MD --keep OLD   puts OLD's section (an earlier run's) into MD
   recycle_report.py MD   replaces the section between the markers in MD (or inserts
                          it before "## Allocations per batch"), keeping the rest of MD
 report.py imports render() to put the same section into a full report.
@@ -295,13 +296,16 @@ def render():
     return L + T + body + [END]
 
 
-def splice(md_path):
-    lines = render()
-    if not lines:
-        sys.exit(f"no recycling results in {RESULTS}/recycle.jsonl")
+def splice(md_path, section=None):
+    """Puts the recycling section into MD: rendered from the results, or
+    `section` (the text of an earlier one, markers included)."""
+    if section is None:
+        lines = render()
+        if not lines:
+            sys.exit(f"no recycling results in {RESULTS}/recycle.jsonl")
+        section = "\n".join(lines) + "\n"
     with open(md_path) as f:
         text = f.read()
-    section = "\n".join(lines) + "\n"
     if BEGIN in text and END in text:
         a = text.index(BEGIN)
         b = text.index(END) + len(END) + 1
@@ -316,5 +320,22 @@ def splice(md_path):
     print(f"wrote the recycling section of {md_path}")
 
 
+def kept_section(md_path):
+    """The recycling section of MD, markers included, or None."""
+    with open(md_path) as f:
+        text = f.read()
+    if BEGIN not in text or END not in text:
+        return None
+    return text[text.index(BEGIN):text.index(END) + len(END)] + "\n"
+
+
 if __name__ == "__main__":
-    splice(sys.argv[1])
+    # recycle_report.py MD            the section from the results
+    # recycle_report.py MD --keep OLD the section of OLD (an earlier report), unchanged
+    if len(sys.argv) == 4 and sys.argv[2] == "--keep":
+        old = kept_section(sys.argv[3])
+        if old is None:
+            sys.exit(f"no recycling section in {sys.argv[3]}")
+        splice(sys.argv[1], old)
+    else:
+        splice(sys.argv[1])

@@ -38,8 +38,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 w.append_i32(4, (i % 500) as i32)?
             }
             w.begin(5)?;
-            for t in 0..i % 3 {
-                w.append_str(6, tags[t])?;
+            for tag in &tags[..i % 3] {
+                w.append_str(6, tag)?;
             }
             w.end(5)?;
             w.begin(7)?;

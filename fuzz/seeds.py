@@ -16,7 +16,7 @@ OUT = os.path.join(HERE, "corpus", "api_sequence")
 # Operation codes (op:: in the driver).
 APPEND_NULL, APPEND, BEGIN, END, END_ROW, ABORT_ROW, ROW, FINISH = 0, 1, 3, 4, 5, 6, 7, 8
 RELEASE, MOVE_CHILD, RECHECK, PULL, WRITE_COLUMN, WRITE_ARRAY = 9, 10, 11, 12, 13, 14
-DROP_STREAM, NEW_WRITER, ROWS = 15, 16, 17
+DROP_STREAM, NEW_WRITER, ROWS, WRITE_ARRAY_BAD = 15, 16, 17, 18
 # Inputs (INPUTS in the driver).
 INPUTS = ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "bool", "bytes", "decimal"]
 
@@ -26,7 +26,7 @@ def n(kind, nullable=True, *children):
 
 SCHEMAS = [
     [n("i32"), n("utf8", False), n("bool"), n("dec"), n("fsb2"), n("f64"), n("u8", False)],
-    [n("i64", False), n("list", True, n("i16")), n("struct", True, n("utf8"), n("i8", False)),
+    [n("i64", False), n("list", True, n("i16")), n("struct", True, n("utf8"), n("i8", False), n("dec")),
      n("fsl2", True, n("u8")), n("map", True, n("struct", False, n("utf8", False), n("i32"))),
      n("list", True, n("list", True, n("i8", False)))],
     [n("f32"), n("u16", False), n("u16"), n("u32"), n("u64", False), n("bin"), n("utf8"),
@@ -238,7 +238,29 @@ def long_writes(s):
     body += bytes([FINISH, RECHECK, 0, MOVE_CHILD, 0, 0, ROWS, 40, 5, FINISH, RELEASE, 0, RELEASE, 0])
     seed(f"s{s}-long-writes", s, body, batch_rows=8)
 
+def broken_arrays(s, kind):
+    """write_array of each column with one value broken at any level (kind 0
+    invalid UTF-8, 1 a null where the field cannot be null, 2 a decimal over
+    its precision), from 16 seeded rows sliced [1, 1+14); after each, abort_row and 16 rows
+    of the row path (nulls among them) and a finish, so that the next batch
+    shows what a refusal left behind (validity bits, null counts, offsets)."""
+    rng = random.Random(400 + 3 * s + kind)
+    body = b""
+    for col in range(len(SCHEMAS[s])):
+        for pick in range(2):
+            body += bytes([WRITE_ARRAY_BAD, 0x80 | 11, 11 * col + pick, 1, 14, col, 0, kind, pick,
+                           rng.randrange(256), rng.randrange(2)])
+            # abort_row drops the column if it was taken (the other columns
+            # have none yet), so the 16 rows start where it did.
+            body += bytes([ABORT_ROW, ROWS, 15, rng.randrange(256), FINISH])
+    # A broken value among rows given in the input.
+    body += bytes([WRITE_ARRAY_BAD, 4, 1, 2, 0, 0, kind, 0, 5, 0]) + b"".join(gen_row(s, rng) for _ in range(4))
+    body += bytes([ABORT_ROW, ROWS, 6, 3, FINISH])
+    seed(f"s{s}-broken-{['utf8', 'non-null', 'decimal'][kind]}", s, body, batch_rows=8)
+
 for s in range(3):
+    for kind in range(3):
+        broken_arrays(s, kind)
     long_writes(s)
     rows_and_finish(s)
     appends_of_every_kind(s)
@@ -264,14 +286,15 @@ seed("s0-bytes-and-decimals", 0,
 seed("s1-begin-end", 1,
      append(0, "i64", v=5)
      + bytes([BEGIN, 1]) + append(2, "i16", v=3) + bytes([APPEND_NULL, 2]) + END_INNER
-     + bytes([BEGIN, 3]) + append(5, "i8", v=1) + end_node(3) + bytes([APPEND_NULL, 5]) + bytes([APPEND_NULL, 4]) + END_INNER
-     + bytes([BEGIN, 6]) + append(7, "u8", v=1) + END_INNER + append(7, "u8", v=2) + append(7, "u8", v=3) + END_INNER
-     + bytes([BEGIN, 8, BEGIN, 9]) + bytes([APPEND_NULL, 10]) + append(10, "bytes", data=byts("k"))
-     + append(11, "i32", v=9) + end_node(8) + END_INNER + END_INNER
-     + bytes([BEGIN, 12, BEGIN, 13]) + append(14, "i8", v=-1) + bytes([APPEND_NULL, 14, BEGIN, 14, END_ROW])
+     + bytes([BEGIN, 3]) + append(5, "i8", v=1) + end_node(3) + bytes([APPEND_NULL, 5]) + bytes([APPEND_NULL, 4])
+     + bytes([APPEND_NULL, 6]) + END_INNER
+     + bytes([BEGIN, 7]) + append(8, "u8", v=1) + END_INNER + append(8, "u8", v=2) + append(8, "u8", v=3) + END_INNER
+     + bytes([BEGIN, 9, BEGIN, 10]) + bytes([APPEND_NULL, 11]) + append(11, "bytes", data=byts("k"))
+     + append(12, "i32", v=9) + end_node(9) + END_INNER + END_INNER
+     + bytes([BEGIN, 13, BEGIN, 14]) + append(15, "i8", v=-1) + bytes([APPEND_NULL, 15, BEGIN, 15, END_ROW])
      + END_INNER + END_INNER + bytes([BEGIN, 0, END_ROW, FINISH, END, 0]))
 seed("s1-abort-inside-nested", 1,
-     append(0, "i64", v=1) + bytes([BEGIN, 12, BEGIN, 13]) + append(14, "i8", v=2)
+     append(0, "i64", v=1) + bytes([BEGIN, 13, BEGIN, 14]) + append(15, "i8", v=2)
      + bytes([ABORT_ROW, END_ROW]) + row(1, random.Random(9)) + bytes([FINISH]))
 # 2: the other widths, binary and large types, wide decimals.
 seed("s2-widths", 2,

@@ -184,6 +184,9 @@ int64_t quiver_live_arrays(void);
 /**
  * Fills `*opts` with the defaults (batch_rows 8192, recycle true, retain 3,
  * validate_utf8 true). Ownership: `opts` is the caller's; NULL is a no-op.
+ *
+ * # Safety
+ * `opts` is NULL or valid for writes.
  */
 void quiver_options_default(struct QuiverOptions *opts);
 
@@ -194,6 +197,9 @@ void quiver_options_default(struct QuiverOptions *opts);
  * (`quiver_last_error`).
  * Ownership: `text` is borrowed. On success the caller owns `*out` and must
  * call `out->release`; on failure `*out` is untouched and nothing is owed.
+ *
+ * # Safety
+ * `text` is NULL or a NUL-terminated string; `out` is NULL or valid for writes.
  */
 int quiver_schema_parse(const char *text, ArrowSchema *out);
 
@@ -207,6 +213,12 @@ int quiver_schema_parse(const char *text, ArrowSchema *out);
  * `get_next` belong to the consumer and stay valid after the stream is
  * released. On failure `*out` is untouched and `ctx` stays the caller's
  * (`release_ctx` is not called).
+ *
+ * # Safety
+ * `schema` is NULL or a valid `ArrowSchema`; `opts` is NULL or a valid
+ * `QuiverOptions`; `out` is NULL or valid for writes; `fill` and
+ * `release_ctx` are NULL or functions that may be called with `ctx` from
+ * the thread that pulls the stream.
  */
 int quiver_stream_new(const ArrowSchema *schema, const struct QuiverOptions *opts, QuiverFill fill, void *ctx, QuiverReleaseCtx release_ctx, ArrowArrayStream *out);
 
@@ -218,12 +230,20 @@ int quiver_stream_new(const ArrowSchema *schema, const struct QuiverOptions *opt
  * Ownership: `schema` and `opts` are borrowed (copied, not moved; the caller
  * still releases `schema`). On success the caller owns `*out` and frees it
  * with `quiver_writer_free`; on failure `*out` is untouched and nothing is owed.
+ *
+ * # Safety
+ * `schema` is NULL or a valid `ArrowSchema`; `opts` is NULL or a valid
+ * `QuiverOptions`; `out` is NULL or valid for writes.
  */
 int quiver_writer_new(const ArrowSchema *schema, const struct QuiverOptions *opts, struct QuiverWriter **out);
 
 /**
  * Frees a writer. NULL is a no-op. Batches already exported stay valid.
  * Ownership: `w` is consumed.
+ *
+ * # Safety
+ * `w` is NULL or a writer from `quiver_writer_new`, not freed yet and not
+ * used after this call.
  */
 void quiver_writer_free(struct QuiverWriter *w);
 
@@ -231,6 +251,9 @@ void quiver_writer_free(struct QuiverWriter *w);
  * Message of the last failure on `w`; valid until the next call on `w`;
  * NULL if none (or if `w` is NULL).
  * Ownership: the string belongs to the writer; do not free it.
+ *
+ * # Safety
+ * `w` is NULL or a live writer.
  */
 const char *quiver_writer_last_error(const struct QuiverWriter *w);
 
@@ -239,18 +262,27 @@ const char *quiver_writer_last_error(const struct QuiverWriter *w);
  * returning non-zero, so the stream reports the message). EINVAL if
  * `message` is NULL.
  * Ownership: `message` is borrowed (copied).
+ *
+ * # Safety
+ * `w` is NULL or a live writer; `message` is NULL or a NUL-terminated string.
  */
 int quiver_writer_set_error(struct QuiverWriter *w, const char *message);
 
 /**
  * Committed rows in the current batch; -1 if `w` is NULL.
  * Ownership: nothing changes hands.
+ *
+ * # Safety
+ * `w` is NULL or a live writer.
  */
 int64_t quiver_writer_rows(const struct QuiverWriter *w);
 
 /**
  * Writes the writer's counters into `*out`.
  * Ownership: `*out` is the caller's; nothing changes hands.
+ *
+ * # Safety
+ * `w` is NULL or a live writer; `out` is NULL or valid for writes.
  */
 int quiver_writer_stats(const struct QuiverWriter *w, struct QuiverStats *out);
 
@@ -258,6 +290,9 @@ int quiver_writer_stats(const struct QuiverWriter *w, struct QuiverStats *out);
  * Exports the writer's schema into `*out`.
  * Ownership: on success the caller owns `*out` and must call `out->release`;
  * on failure `*out` is untouched.
+ *
+ * # Safety
+ * `w` is NULL or a live writer; `out` is NULL or valid for writes.
  */
 int quiver_writer_export_schema(const struct QuiverWriter *w, ArrowSchema *out);
 
@@ -268,6 +303,9 @@ int quiver_writer_export_schema(const struct QuiverWriter *w, ArrowSchema *out);
  * Ownership: on success the caller owns `*out` and must call `out->release`
  * (from any thread); its buffers stay valid until then, whatever the writer
  * does. On failure `*out` is untouched.
+ *
+ * # Safety
+ * `w` is NULL or a live writer; `out` is NULL or valid for writes.
  */
 int quiver_writer_finish(struct QuiverWriter *w, ArrowArray *out);
 
@@ -275,62 +313,98 @@ int quiver_writer_finish(struct QuiverWriter *w, ArrowArray *out);
  * Appends a null to `node` (a null struct or fixed-size list gets null,
  * zeroed children). EINVAL for a non-nullable node.
  * Ownership: nothing changes hands (same for every append below).
+ *
+ * # Safety
+ * `w` is NULL or a live writer, used by this call alone.
  */
 int quiver_append_null(struct QuiverWriter *w, uint32_t node);
 
 /**
  * Appends a boolean.
+ *
+ * # Safety
+ * `w` is NULL or a live writer, used by this call alone.
  */
 int quiver_append_bool(struct QuiverWriter *w, uint32_t node, bool v);
 
 /**
  * Appends an int8.
+ *
+ * # Safety
+ * `w` is NULL or a live writer, used by this call alone.
  */
 int quiver_append_i8(struct QuiverWriter *w, uint32_t node, int8_t v);
 
 /**
  * Appends an int16.
+ *
+ * # Safety
+ * `w` is NULL or a live writer, used by this call alone.
  */
 int quiver_append_i16(struct QuiverWriter *w, uint32_t node, int16_t v);
 
 /**
  * Appends an int32 (also date32, time32, interval year-month).
+ *
+ * # Safety
+ * `w` is NULL or a live writer, used by this call alone.
  */
 int quiver_append_i32(struct QuiverWriter *w, uint32_t node, int32_t v);
 
 /**
  * Appends an int64 (also date64, time64, timestamp, duration, and a
  * decimal's unscaled value).
+ *
+ * # Safety
+ * `w` is NULL or a live writer, used by this call alone.
  */
 int quiver_append_i64(struct QuiverWriter *w, uint32_t node, int64_t v);
 
 /**
  * Appends a uint8.
+ *
+ * # Safety
+ * `w` is NULL or a live writer, used by this call alone.
  */
 int quiver_append_u8(struct QuiverWriter *w, uint32_t node, uint8_t v);
 
 /**
  * Appends a uint16 (also a float16's raw bits).
+ *
+ * # Safety
+ * `w` is NULL or a live writer, used by this call alone.
  */
 int quiver_append_u16(struct QuiverWriter *w, uint32_t node, uint16_t v);
 
 /**
  * Appends a uint32.
+ *
+ * # Safety
+ * `w` is NULL or a live writer, used by this call alone.
  */
 int quiver_append_u32(struct QuiverWriter *w, uint32_t node, uint32_t v);
 
 /**
  * Appends a uint64.
+ *
+ * # Safety
+ * `w` is NULL or a live writer, used by this call alone.
  */
 int quiver_append_u64(struct QuiverWriter *w, uint32_t node, uint64_t v);
 
 /**
  * Appends a float32 (also into a float16 column, rounded to nearest).
+ *
+ * # Safety
+ * `w` is NULL or a live writer, used by this call alone.
  */
 int quiver_append_f32(struct QuiverWriter *w, uint32_t node, float v);
 
 /**
  * Appends a float64.
+ *
+ * # Safety
+ * `w` is NULL or a live writer, used by this call alone.
  */
 int quiver_append_f64(struct QuiverWriter *w, uint32_t node, double v);
 
@@ -340,6 +414,10 @@ int quiver_append_f64(struct QuiverWriter *w, uint32_t node, double v);
  * month-day-nano (16) interval. EINVAL for invalid UTF-8 (when checked) or a
  * wrong width; EOVERFLOW when a 32-bit-offset column would pass 2^31-1 bytes.
  * Ownership: `data` is borrowed (copied); it may be NULL when `len` is 0.
+ *
+ * # Safety
+ * `w` is NULL or a live writer, used by this call alone; `data` is NULL or
+ * points to `len` readable bytes.
  */
 int quiver_append_bytes(struct QuiverWriter *w, uint32_t node, const uint8_t *data, size_t len);
 
@@ -347,6 +425,10 @@ int quiver_append_bytes(struct QuiverWriter *w, uint32_t node, const uint8_t *da
  * Appends a decimal's unscaled value: `len` (1..=32) little-endian two's
  * complement bytes, sign-extended. ERANGE when over the precision.
  * Ownership: `le_bytes` is borrowed (copied).
+ *
+ * # Safety
+ * `w` is NULL or a live writer, used by this call alone; `le_bytes` is NULL
+ * or points to `len` readable bytes.
  */
 int quiver_append_decimal(struct QuiverWriter *w, uint32_t node, const uint8_t *le_bytes, size_t len);
 
@@ -354,6 +436,9 @@ int quiver_append_decimal(struct QuiverWriter *w, uint32_t node, const uint8_t *
  * Starts one list, large list, fixed-size list, struct or map value of
  * `node`; its children are appended next, then `quiver_end(w, node)`.
  * Ownership: nothing changes hands.
+ *
+ * # Safety
+ * `w` is NULL or a live writer, used by this call alone.
  */
 int quiver_begin(struct QuiverWriter *w, uint32_t node);
 
@@ -361,6 +446,9 @@ int quiver_begin(struct QuiverWriter *w, uint32_t node);
  * Ends the value begun on `node` (the innermost open node). EINVAL when a
  * struct child or fixed-size list value is missing; the value stays open.
  * Ownership: nothing changes hands.
+ *
+ * # Safety
+ * `w` is NULL or a live writer, used by this call alone.
  */
 int quiver_end(struct QuiverWriter *w, uint32_t node);
 
@@ -368,12 +456,18 @@ int quiver_end(struct QuiverWriter *w, uint32_t node);
  * Commits the row: every top-level column must have one value. EINVAL
  * (naming the missing column) leaves the row open.
  * Ownership: nothing changes hands.
+ *
+ * # Safety
+ * `w` is NULL or a live writer, used by this call alone.
  */
 int quiver_end_row(struct QuiverWriter *w);
 
 /**
  * Drops the uncommitted part of the row; committed rows stay intact.
  * Ownership: nothing changes hands.
+ *
+ * # Safety
+ * `w` is NULL or a live writer, used by this call alone.
  */
 int quiver_abort_row(struct QuiverWriter *w);
 
@@ -384,6 +478,11 @@ int quiver_abort_row(struct QuiverWriter *w);
  * all valid. Null slots get zero values whatever `values` holds there.
  * Rows are committed once every top-level column has the same length.
  * Ownership: `values` and `validity` are borrowed (copied).
+ *
+ * # Safety
+ * `w` is NULL or a live writer, used by this call alone; `values` points to
+ * the bytes of `length` values of the column's type; `validity` is NULL or
+ * points to `ceil(length / 8)` readable bytes.
  */
 int quiver_write_column(struct QuiverWriter *w, uint32_t node, const void *values, const uint8_t *validity, int64_t length);
 
@@ -393,6 +492,11 @@ int quiver_write_column(struct QuiverWriter *w, uint32_t node, const void *value
  * validated first; EINVAL for a malformed array or schema or a type
  * mismatch (nothing is written then).
  * Ownership: `array` and `schema` are borrowed: not moved, not released.
+ *
+ * # Safety
+ * `w` is NULL or a live writer, used by this call alone; `array` and
+ * `schema` are NULL or valid C Data Interface structs, unchanged during the
+ * call.
  */
 int quiver_write_array(struct QuiverWriter *w, uint32_t node, const ArrowArray *array, const ArrowSchema *schema);
 

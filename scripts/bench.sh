@@ -5,9 +5,11 @@
 #   the C Stream into pyarrow (benches/peers/stream_pyarrow.py over benches/standalone),
 #   recycling on vs off outside criterion (benches/standalone `recycle`,
 #   benches/peers/recycle_pyarrow.py; system allocator, then mimalloc and jemalloc).
-# Usage: bash scripts/bench.sh [recycle]
+# Usage: bash scripts/bench.sh [recycle | main]
 #   recycle: only the recycling benchmark; its section of docs/benchmarks.md is
 #   replaced and the rest of the file (the figures of the last full run) kept.
+#   main: everything but the recycling benchmark (about half the time); the
+#   recycling section of the last run is kept as it was, with its own date.
 # QUIVER_BENCH_QUICK=1: a short smoke run (a subset, tiny measurement times) whose report
 # goes to target/bench-results/benchmarks.md instead of docs/.
 # Prints SKIPPED: <reason> for a part that cannot run and ends with a SUMMARY line.
@@ -16,7 +18,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 quick=${QUIVER_BENCH_QUICK:-0}
 only=${1:-all}
-case "$only" in all | recycle) ;; *) echo "usage: bash scripts/bench.sh [recycle]" >&2; exit 2 ;; esac
+case "$only" in all | recycle | main) ;; *) echo "usage: bash scripts/bench.sh [recycle | main]" >&2; exit 2 ;; esac
 out=${QUIVER_BENCH_OUT:-$root/target/bench-results}
 export QUIVER_BENCH_OUT="$out"
 build=$root/target/bench
@@ -62,7 +64,7 @@ bash scripts/setup-deps.sh >/dev/null
 py=$root/.venv/bin/python
 [ "$only" = recycle ] || meta pyarrow "$($py -c 'import pyarrow; print(pyarrow.__version__)' 2>/dev/null || echo missing)"
 
-if [ "$only" = all ]; then
+if [ "$only" != recycle ]; then
 # ---- the library, installed where the C programs link it ----------------------------
 cargo build --release --locked
 bash scripts/install.sh "$build/prefix" >/dev/null
@@ -124,8 +126,9 @@ else
   skip "pyarrow stream: benches/standalone did not build"
 fi
 
-fi # only = all
+fi # only != recycle
 
+if [ "$only" != main ]; then
 # ---- recycling on vs off, outside criterion -------------------------------------------
 # One Cargo package (benches/standalone) builds the producer cdylib above and the
 # recycle program.
@@ -165,8 +168,20 @@ for alloc in mimalloc jemalloc; do
 done
 rmeta load_after "$(cut -d' ' -f1-3 /proc/loadavg)"
 rmeta shared "${QUIVER_BENCH_SHARED:-not recorded}"
+fi # only != main
 
-if [ "$only" = all ]; then
+if [ "$only" = main ]; then
+  meta load_after "$(cut -d' ' -f1-3 /proc/loadavg)"
+  meta shared "${QUIVER_BENCH_SHARED:-not recorded}"
+  kept=$(mktemp)
+  cp "$md" "$kept" 2>/dev/null || cp docs/benchmarks.md "$kept"
+  if python3 benches/report.py "$md" "$svg" && python3 benches/recycle_report.py "$md" --keep "$kept"; then
+    ok "report $md (the recycling section of the last run kept)"
+  else
+    bad "report"
+  fi
+  rm -f "$kept"
+elif [ "$only" = all ]; then
   meta load_after "$(cut -d' ' -f1-3 /proc/loadavg)"
   meta shared "${QUIVER_BENCH_SHARED:-not recorded}"
   if python3 benches/report.py "$md" "$svg"; then ok "report $md"; else bad "report"; fi

@@ -26,6 +26,21 @@ if ! git diff --quiet -- include/quiver.h; then
 fi
 note "header: include/quiver.h matches the generated one"
 
+# Habits: formatting, lints (warnings are errors; Cargo.toml's [lints] add the
+# unsafe-code ones) and the API docs, for the crate and for the packages of its
+# own beside it (the fuzz drivers, the standalone benchmarks).
+t=$SECONDS
+for dir in . fuzz benches/standalone; do
+  if ! (cd "$dir" && cargo fmt --check); then
+    echo "FAIL: cargo fmt --check in $dir: run cargo fmt there and commit" >&2
+    exit 1
+  fi
+done
+cargo clippy --release --locked --all-targets -- -D warnings
+(cd fuzz && cargo clippy --release --locked --all-targets -- -D warnings)
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --locked
+note "habits ($(elapsed $t)): cargo fmt --check (crate, fuzz, benches/standalone), cargo clippy -D warnings (crate, fuzz), cargo doc without warnings"
+
 t=$SECONDS
 timeout --foreground -k 30 "$limit" cargo test --release --locked 2>&1 | tee target/cargo-test.log
 note "rust ($(elapsed $t)): $(grep -E '^test result' target/cargo-test.log | awk '{p+=$4; f+=$6; i+=$8} END {print p" passed, "f" failed, "i" ignored"}')"

@@ -13,11 +13,12 @@
 //! levels, or a C schema whose children point back at their parent) is
 //! measured and refused without using more stack than a flat one.
 
-use std::ffi::{c_char, c_void, CStr};
+use std::ffi::CStr;
 
 use arrow_schema::{DataType, Schema};
 
 use crate::error::{QuiverError, Result};
+use crate::ffi::abi::ArrowSchema;
 
 /// The deepest nesting a writer, the schema text parser and the column path
 /// take: a field at depth `MAX_DEPTH` is accepted, one at `MAX_DEPTH + 1`
@@ -30,13 +31,18 @@ pub const MAX_DEPTH: usize = 64;
 /// form a cycle.
 pub const MAX_FIELDS: usize = 1 << 20;
 
-/// The most bytes of fixed-width data one top-level value may take: the
-/// widths of its fields, each multiplied by the sizes of the fixed-size lists
-/// above it, summed over struct, union and run-end children. A null takes
-/// them all (zeros under every null), so a schema over it could make one
-/// `append_null` allocate terabytes; the text, an arrow `Schema` and (once
-/// imported) a C `ArrowSchema` are refused instead.
-pub const MAX_VALUE_BYTES: u64 = 1 << 24;
+/// The most bytes of fixed-width data one row may take: the widths of every
+/// field, each multiplied by the sizes of the fixed-size lists above it,
+/// summed over struct, union and run-end children and over all the columns,
+/// plus one bit for every value at every level (its validity, or its place
+/// in a length), rounded up to a byte. A row of nulls takes them all (zeros
+/// under every null), so a schema over it could make one row allocate
+/// terabytes, or count more values than a length holds; the text, an arrow
+/// `Schema` and (once imported) a C `ArrowSchema` are refused instead.
+/// `x: fixed_size_binary(16777215)` is at the bound. What a batch reserves
+/// up front is bounded separately (a few rows of such a schema, not
+/// `batch_rows` of them).
+pub const MAX_ROW_BYTES: u64 = 1 << 24;
 
 /// Names shown in a refusal: the first levels of the path, not all of them.
 const PATH_LEVELS: usize = 4;
@@ -150,11 +156,14 @@ fn walk_types<'a>(roots: impl DoubleEndedIterator<Item = (&'a str, &'a DataType)
     if !walk.found(stack.len()) {
         return walk.finish(call, false);
     }
+    // Per column: bytes of fixed-width data, and values at every level (bits).
     let mut value_bytes: Vec<u64> = vec![0; stack.len()];
+    let mut value_bits: Vec<u64> = vec![0; stack.len()];
     let mut names: Vec<&str> = stack.iter().rev().map(|e| e.0).collect();
     while let Some((name, dt, depth, mult, column)) = stack.pop() {
         walk.visit(name, depth);
         value_bytes[column] = value_bytes[column].saturating_add(mult.saturating_mul(own_bytes(dt)));
+        value_bits[column] = value_bits[column].saturating_add(mult);
         let children = children_of(dt);
         if !walk.found(children.len()) {
             return walk.finish(call, false);
@@ -166,13 +175,21 @@ fn walk_types<'a>(roots: impl DoubleEndedIterator<Item = (&'a str, &'a DataType)
         stack.extend(children.into_iter().rev().map(|(n, t)| (n, t, depth + 1, mult, column)));
     }
     walk.finish(call, true)?;
-    if let Some((i, bytes)) = value_bytes.iter().enumerate().find(|(_, b)| **b > MAX_VALUE_BYTES) {
-        return Err(QuiverError::invalid(format!(
-            "{call}: a value of column '{}' takes {} bytes of fixed-width data (widths times fixed-size list \
-             sizes), over the bound of {MAX_VALUE_BYTES}",
-            std::mem::take(&mut names[i]).chars().take(NAME_CHARS).collect::<String>(),
-            if *bytes == u64::MAX { "2^64 or more".to_string() } else { bytes.to_string() }
-        )));
+    // The running sum over the columns; the first column where it passes the
+    // bound is named.
+    let (mut bytes, mut bits) = (0u64, 0u64);
+    for i in 0..value_bytes.len() {
+        bytes = bytes.saturating_add(value_bytes[i]);
+        bits = bits.saturating_add(value_bits[i]);
+        let row_bytes = bytes.saturating_add(bits.div_ceil(8));
+        if row_bytes > MAX_ROW_BYTES {
+            return Err(QuiverError::invalid(format!(
+                "{call}: a row takes {} bytes of fixed-width data (widths times fixed-size list sizes and a bit per \
+                 value, summed over the columns up to '{}'), over the bound of {MAX_ROW_BYTES}",
+                if row_bytes == u64::MAX { "2^64 or more".to_string() } else { row_bytes.to_string() },
+                std::mem::take(&mut names[i]).chars().take(NAME_CHARS).collect::<String>(),
+            )));
+        }
     }
     Ok(())
 }
@@ -188,20 +205,6 @@ pub fn check_schema(schema: &Schema, call: &str) -> Result<()> {
 /// column (depth 1, named `array` in the message), its children below it.
 pub fn check_data_type(data_type: &DataType, call: &str) -> Result<()> {
     walk_types(std::iter::once(("array", data_type)), call)
-}
-
-/// The C Data Interface `struct ArrowSchema`, read field by field.
-#[repr(C)]
-struct RawSchema {
-    format: *const c_char,
-    name: *const c_char,
-    metadata: *const c_char,
-    flags: i64,
-    n_children: i64,
-    children: *const *const RawSchema,
-    dictionary: *const RawSchema,
-    release: Option<unsafe extern "C" fn(*mut RawSchema)>,
-    private_data: *mut c_void,
 }
 
 /// Checks a caller's C `ArrowSchema` against [`MAX_DEPTH`] and
@@ -227,7 +230,7 @@ pub unsafe fn check_ffi_schema(
 ) -> Result<()> {
     let mut walk = Walk::new();
     walk.found(usize::from(root_depth > 0));
-    let mut stack: Vec<(*const RawSchema, usize)> = vec![(schema.cast(), root_depth)];
+    let mut stack: Vec<(*const ArrowSchema, usize)> = vec![(ArrowSchema::from_ffi(schema), root_depth)];
     while let Some((s, depth)) = stack.pop() {
         if s.is_null() {
             continue;
@@ -259,12 +262,12 @@ pub unsafe fn check_ffi_schema(
             return walk.finish(call, false);
         }
         if !raw.dictionary.is_null() {
-            stack.push((raw.dictionary, depth + 1));
+            stack.push((raw.dictionary.cast_const(), depth + 1));
         }
         if n_children > 0 {
             for i in (0..n_children).rev() {
                 // SAFETY: `children` holds `n_children` pointers.
-                stack.push((unsafe { *raw.children.add(i) }, depth + 1));
+                stack.push((unsafe { *raw.children.add(i) }.cast_const(), depth + 1));
             }
         }
     }

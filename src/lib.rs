@@ -19,6 +19,6 @@ pub use schema_text::{parse_schema, schema_to_text};
 pub use writer::{ArrowWriter, WriterOptions, WriterStats, MAX_BATCH_ROWS};
 pub mod export;
 pub mod stream;
-pub use export::{export_array, live_arrays};
+pub use export::{export_array, live_arrays, live_arrays_of_this_thread};
 pub use stream::{export_stream, BatchSource, Step, WriterStream};
 pub mod ffi;

@@ -12,6 +12,9 @@ use arrow_schema::{ArrowError, SchemaRef};
 
 use crate::error::{ErrorCode, QuiverError, Result};
 use crate::export::export_array;
+use crate::ffi::abi::{ArrowArray, ArrowArrayStream, ArrowSchema};
+use crate::ffi::boundary::{enter, guarded, non_null, panic_message, panicked, Refused};
+use crate::ffi::c_string;
 use crate::writer::ArrowWriter;
 
 /// What a fill closure says after writing.
@@ -56,14 +59,6 @@ pub(crate) fn fill_error(e: QuiverError) -> QuiverError {
     }
 }
 
-pub(crate) fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "(no message)".into())
-}
-
 #[derive(Debug)]
 enum State {
     Running,
@@ -75,6 +70,35 @@ enum State {
 /// A stream of batches written by a fill closure into one recycling writer.
 /// It is an arrow `RecordBatchReader`; `into_ffi` exports it over the C
 /// Stream Interface.
+///
+/// The stream owns the writer; each batch it yields owns its buffers until
+/// the consumer drops (or, over the C Stream, releases) it, after which the
+/// writer may reuse them.
+///
+/// ```
+/// use quiver::{ArrowWriter, Step, WriterOptions, WriterStream};
+///
+/// let options = WriterOptions { batch_rows: 1000, ..WriterOptions::default() };
+/// let writer = ArrowWriter::from_text("id: int64 not null, name: utf8", options)?;
+/// let mut next_id = 0i64;
+/// let stream = WriterStream::new(writer, move |w, max_rows| {
+///     // Write up to max_rows rows, then say whether the stream goes on.
+///     while next_id < 2500 && w.rows() < max_rows {
+///         w.append_i64(0, next_id)?;
+///         if next_id % 3 == 0 {
+///             w.append_null(1)?;
+///         } else {
+///             w.append_str(1, "row")?;
+///         }
+///         w.end_row()?;
+///         next_id += 1;
+///     }
+///     Ok(if next_id < 2500 { Step::Batch } else { Step::End })
+/// });
+/// let rows: Vec<usize> = stream.map(|b| b.map(|b| b.num_rows())).collect::<Result<_, _>>()?;
+/// assert_eq!(rows, [1000, 1000, 500]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct WriterStream<F> {
     writer: ArrowWriter,
     fill: F,
@@ -120,7 +144,7 @@ where
             Ok(Ok(step)) => finish_step(writer, step, max_rows).map(|b| (step, b)),
             Ok(Err(e)) => Err(fill_error(e)),
             Err(panic) => {
-                Err(QuiverError::new(ErrorCode::Poisoned, format!("fill panicked: {}", panic_message(&panic))))
+                Err(QuiverError::new(ErrorCode::Poisoned, format!("fill panicked: {}", panic_message(&*panic))))
             }
         };
         match result {
@@ -165,7 +189,27 @@ impl<F> WriterStream<F>
 where
     F: FnMut(&mut ArrowWriter, usize) -> Result<Step> + Send + 'static,
 {
-    /// Exports the stream over the C Stream Interface.
+    /// Exports the stream over the C Stream Interface. The returned struct
+    /// owns the stream: the consumer calls its `release` once, and each
+    /// array `get_next` hands out is the consumer's to release.
+    ///
+    /// ```
+    /// use arrow_array::ffi_stream::ArrowArrayStreamReader;
+    /// use quiver::{ArrowWriter, Step, WriterOptions, WriterStream};
+    ///
+    /// let writer = ArrowWriter::from_text("x: int32", WriterOptions::default())?;
+    /// let stream = WriterStream::new(writer, |w, _max_rows| {
+    ///     w.append_i32(0, 7)?;
+    ///     w.end_row()?;
+    ///     Ok(Step::End)
+    /// });
+    /// // Any C Stream consumer can take it; here arrow-rs's importer.
+    /// let reader = ArrowArrayStreamReader::try_new(stream.into_ffi())?;
+    /// let batches = reader.collect::<Result<Vec<_>, _>>()?;
+    /// assert_eq!(batches.len(), 1);
+    /// assert_eq!(batches[0].num_rows(), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn into_ffi(self) -> FFI_ArrowArrayStream {
         export_stream(Box::new(self))
     }
@@ -174,120 +218,135 @@ where
 struct StreamPrivate {
     source: Box<dyn BatchSource>,
     last_error: Option<CString>,
-    /// Sticky failure of this stream: code and message.
-    failed: Option<(c_int, CString)>,
+    /// Sticky failure of this stream.
+    failed: Option<QuiverError>,
 }
 
 /// Exports any batch source as an `ArrowArrayStream`.
 pub fn export_stream(source: Box<dyn BatchSource>) -> FFI_ArrowArrayStream {
     let private = Box::new(StreamPrivate { source, last_error: None, failed: None });
-    // SAFETY: the callbacks below implement the C Stream Interface over this
-    // private data, which release frees exactly once.
-    unsafe {
-        FFI_ArrowArrayStream::new_unchecked(
-            Some(get_schema),
-            Some(get_next),
-            Some(get_last_error),
-            Some(release_stream),
-            Box::into_raw(private).cast(),
-        )
+    // The callbacks below implement the C Stream Interface over this private
+    // data, which release frees exactly once.
+    ArrowArrayStream {
+        get_schema: Some(get_schema),
+        get_next: Some(get_next),
+        get_last_error: Some(get_last_error),
+        release: Some(release_stream),
+        private_data: Box::into_raw(private).cast(),
     }
+    .into_ffi()
 }
 
-fn c_message(message: &str) -> CString {
-    CString::new(message.replace('\0', "\\0")).expect("NULs replaced")
-}
-
+/// The private data of a live stream.
+///
 /// # Safety
-/// `stream` must be NULL or a live stream made by `export_stream`.
-unsafe fn private_of<'a>(stream: *mut FFI_ArrowArrayStream) -> Option<&'a mut StreamPrivate> {
-    if stream.is_null() {
-        return None;
-    }
-    // SAFETY: per the contract above.
-    unsafe {
-        let p = (*stream).private_data().cast::<StreamPrivate>();
-        (!p.is_null() && (*stream).release().is_some()).then(|| &mut *p)
-    }
+/// `stream` must be NULL or a stream made by `export_stream` (released or not).
+unsafe fn private_of(stream: *mut ArrowArrayStream) -> Option<*mut StreamPrivate> {
+    // SAFETY: per the contract.
+    let stream = unsafe { stream.as_ref() }?;
+    let p = stream.private_data.cast::<StreamPrivate>();
+    (!p.is_null() && stream.release.is_some()).then_some(p)
 }
 
-unsafe extern "C" fn get_schema(stream: *mut FFI_ArrowArrayStream, out: *mut FFI_ArrowSchema) -> c_int {
-    // SAFETY: called by the consumer on a stream we exported.
-    let Some(private) = (unsafe { private_of(stream) }) else { return libc::EINVAL };
-    if out.is_null() {
-        private.last_error = Some(c_message("get_schema: out is NULL"));
-        return libc::EINVAL;
-    }
-    let result = catch_unwind(AssertUnwindSafe(|| FFI_ArrowSchema::try_from(private.source.schema().as_ref())));
-    match result {
-        Ok(Ok(schema)) => {
-            // SAFETY: out is valid for writes; it is an uninitialised struct the consumer owns.
-            unsafe { std::ptr::write(out, schema) };
-            0
-        }
-        Ok(Err(e)) => {
-            private.last_error = Some(c_message(&format!("get_schema: {e}")));
-            libc::EINVAL
-        }
-        Err(panic) => {
-            private.last_error = Some(c_message(&format!("get_schema panicked: {}", panic_message(&panic))));
-            libc::ENOTRECOVERABLE
-        }
-    }
+/// The boundary of a stream callback ([`crate::ffi::boundary`]): a NULL or
+/// released stream is refused with `EINVAL` (there is no stream to hold a
+/// message); `body` runs with panics caught; an error or a caught panic
+/// becomes the stream's `get_last_error`, and a panic also fails the stream
+/// for good (it is sticky).
+///
+/// # Safety
+/// `stream` must be NULL or a stream made by `export_stream`.
+#[inline(always)]
+unsafe fn enter_stream<R: Refused>(
+    call: &'static str,
+    stream: *mut ArrowArrayStream,
+    body: impl FnOnce(&mut StreamPrivate) -> Result<R>,
+) -> R {
+    // SAFETY: per the contract.
+    let Some(private) = (unsafe { private_of(stream) }) else { return R::refused(libc::EINVAL) };
+    // The three dereferences below: the stream's private data, used by one
+    // call at a time (the C Stream Interface is not thread-safe); `body` has
+    // returned or unwound before the error paths run, so each is the only
+    // reference.
+    guarded(
+        private,
+        // SAFETY: see above.
+        || body(unsafe { &mut *private }),
+        |private, e| {
+            // SAFETY: see above.
+            unsafe { &mut *private }.last_error = Some(c_string(e.message()));
+            R::refused(e.errno())
+        },
+        |private, panic| {
+            let e = panicked(call, panic);
+            // SAFETY: see above.
+            let private = unsafe { &mut *private };
+            private.last_error = Some(c_string(e.message()));
+            let errno = e.errno();
+            private.failed = Some(e);
+            R::refused(errno)
+        },
+    )
 }
 
-unsafe extern "C" fn get_next(stream: *mut FFI_ArrowArrayStream, out: *mut FFI_ArrowArray) -> c_int {
-    // SAFETY: called by the consumer on a stream we exported.
-    let Some(private) = (unsafe { private_of(stream) }) else { return libc::EINVAL };
-    if out.is_null() {
-        private.last_error = Some(c_message("get_next: out is NULL"));
-        return libc::EINVAL;
-    }
-    if let Some((code, message)) = &private.failed {
-        private.last_error = Some(message.clone());
-        return *code;
-    }
-    let result = catch_unwind(AssertUnwindSafe(|| {
-        private.source.next_batch().map(|r| r.map(|batch| export_array(StructArray::from(batch).into())))
-    }));
-    let failure = match result {
-        Ok(None) => {
-            // SAFETY: out is valid for writes; a released array marks the end.
-            unsafe { std::ptr::write(out, FFI_ArrowArray::empty()) };
-            return 0;
-        }
-        Ok(Some(Ok(array))) => {
-            // SAFETY: as above; the consumer now owns `array`.
-            unsafe { std::ptr::write(out, array) };
-            return 0;
-        }
-        Ok(Some(Err(e))) => (e.errno(), c_message(e.message())),
-        Err(panic) => (libc::ENOTRECOVERABLE, c_message(&format!("get_next panicked: {}", panic_message(&panic)))),
+unsafe extern "C" fn get_schema(stream: *mut ArrowArrayStream, out: *mut ArrowSchema) -> c_int {
+    const CALL: &str = "get_schema";
+    let body = |private: &mut StreamPrivate| {
+        non_null(CALL, "out", out)?;
+        let schema = FFI_ArrowSchema::try_from(private.source.schema().as_ref())
+            .map_err(|e| QuiverError::invalid(format!("{CALL}: {e}")))?;
+        // SAFETY: out is valid for writes; it is an uninitialised struct the consumer owns.
+        unsafe { std::ptr::write(out.cast::<FFI_ArrowSchema>(), schema) };
+        Ok(0)
     };
-    private.last_error = Some(failure.1.clone());
-    private.failed = Some(failure.clone());
-    failure.0
-}
-
-unsafe extern "C" fn get_last_error(stream: *mut FFI_ArrowArrayStream) -> *const c_char {
     // SAFETY: called by the consumer on a stream we exported.
-    match unsafe { private_of(stream) } {
-        Some(private) => private.last_error.as_ref().map_or(std::ptr::null(), |m| m.as_ptr()),
-        None => std::ptr::null(),
-    }
+    unsafe { enter_stream(CALL, stream, body) }
 }
 
-unsafe extern "C" fn release_stream(stream: *mut FFI_ArrowArrayStream) {
-    // SAFETY: called by the consumer on a stream we exported, once.
-    unsafe {
-        if stream.is_null() || (*stream).release().is_none() {
-            return;
+unsafe extern "C" fn get_next(stream: *mut ArrowArrayStream, out: *mut ArrowArray) -> c_int {
+    const CALL: &str = "get_next";
+    let body = |private: &mut StreamPrivate| {
+        non_null(CALL, "out", out)?;
+        if let Some(e) = &private.failed {
+            return Err(e.clone());
         }
-        let private = (*stream).private_data().cast::<StreamPrivate>();
+        let array = match private.source.next_batch() {
+            // A released array marks the end.
+            None => FFI_ArrowArray::empty(),
+            Some(Ok(batch)) => export_array(StructArray::from(batch).into()),
+            Some(Err(e)) => {
+                private.failed = Some(e.clone());
+                return Err(e);
+            }
+        };
+        // SAFETY: out is valid for writes; the consumer now owns `array`.
+        unsafe { std::ptr::write(out.cast::<FFI_ArrowArray>(), array) };
+        Ok(0)
+    };
+    // SAFETY: called by the consumer on a stream we exported.
+    unsafe { enter_stream(CALL, stream, body) }
+}
+
+unsafe extern "C" fn get_last_error(stream: *mut ArrowArrayStream) -> *const c_char {
+    let body = |private: &mut StreamPrivate| Ok(private.last_error.as_ref().map_or(std::ptr::null(), |m| m.as_ptr()));
+    // SAFETY: called by the consumer on a stream we exported.
+    unsafe { enter_stream("get_last_error", stream, body) }
+}
+
+unsafe extern "C" fn release_stream(stream: *mut ArrowArrayStream) {
+    enter("release", || {
+        // SAFETY: called by the consumer on NULL or a stream we exported.
+        let Some(stream) = (unsafe { stream.as_mut() }) else { return Ok(()) };
+        if stream.release.is_none() {
+            return Ok(());
+        }
+        let private = std::mem::replace(&mut stream.private_data, std::ptr::null_mut()).cast::<StreamPrivate>();
+        stream.release = None;
         if !private.is_null() {
-            let _ = catch_unwind(AssertUnwindSafe(|| drop(Box::from_raw(private))));
+            // SAFETY: made by Box::into_raw in export_stream; taken once, as
+            // release is NULL from here on.
+            drop(unsafe { Box::from_raw(private) });
         }
-        (*stream).set_private_data(std::ptr::null_mut());
-        (*stream).set_release(None);
-    }
+        Ok(())
+    })
 }

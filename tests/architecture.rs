@@ -18,16 +18,9 @@ const MAX_LINES: usize = 450;
 
 /// Files another change is restructuring right now; exempt from the size
 /// check only (never from the cycle check) until that change is merged.
-const TEMPORARY_SIZE_EXCEPTIONS: &[&str] = &[
-    "src/ffi/mod.rs",
-    "src/ffi/options.rs",
-    "src/ffi/schema.rs",
-    "src/ffi/stream.rs",
-    "src/ffi/writer.rs",
-    "src/export.rs",
-    "src/stream.rs",
-    "src/schema_text.rs",
-];
+/// Empty: the FFI layer, the export, the stream and the schema text are all
+/// under the limit since their restructuring was merged.
+const TEMPORARY_SIZE_EXCEPTIONS: &[&str] = &[];
 
 /// Layers and the modules (prefixes) none of their modules may depend on.
 const LAYERS: &[(&str, &[&str])] = &[

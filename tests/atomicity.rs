@@ -20,10 +20,9 @@
 //! A refusal that does not apply to a type or path is not generated
 //! (`applies`); the test prints how many cases ran.
 
-#[path = "common/exact.rs"]
 mod exact;
-#[path = "reliability/common.rs"]
-mod rel;
+#[path = "reliability/exported.rs"]
+mod exported;
 
 use std::collections::BTreeMap;
 use std::ffi::{c_int, CStr};
@@ -43,10 +42,10 @@ use arrow_data::ArrayData;
 use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::{DataType, Field, FieldRef, Fields, Schema, UnionFields, UnionMode};
 use exact::exact_bytes;
+use quiver::ffi::abi::ArrowArray;
 use quiver::ffi::options::{quiver_options_default, QuiverOptions, QuiverStats};
 use quiver::ffi::writer::*;
 use quiver::{parse_schema, ArrowWriter, WriterOptions};
-use rel::RawArray;
 
 const EINVAL: i32 = libc::EINVAL;
 const ERANGE: i32 = libc::ERANGE;
@@ -824,9 +823,11 @@ impl CWriter {
 
 impl Sink for CWriter {
     fn null(&mut self, node: usize) -> R {
+        // SAFETY: `self.0` is a live writer (CWriter owns it).
         self.check(unsafe { quiver_append_null(self.0, node as u32) })
     }
     fn bool(&mut self, node: usize, v: bool) -> R {
+        // SAFETY: as above.
         self.check(unsafe { quiver_append_bool(self.0, node as u32, v) })
     }
     fn fixed(&mut self, node: usize, dt: &DataType, b: &[u8]) -> R {
@@ -857,18 +858,23 @@ impl Sink for CWriter {
         self.check(rc)
     }
     fn bytes(&mut self, node: usize, v: &[u8]) -> R {
+        // SAFETY: as above; `v` is a live slice.
         self.check(unsafe { quiver_append_bytes(self.0, node as u32, v.as_ptr(), v.len()) })
     }
     fn decimal(&mut self, node: usize, le: &[u8]) -> R {
+        // SAFETY: as above; `le` is a live slice.
         self.check(unsafe { quiver_append_decimal(self.0, node as u32, le.as_ptr(), le.len()) })
     }
     fn begin(&mut self, node: usize) -> R {
+        // SAFETY: `self.0` is a live writer (CWriter owns it).
         self.check(unsafe { quiver_begin(self.0, node as u32) })
     }
     fn end(&mut self, node: usize) -> R {
+        // SAFETY: as above.
         self.check(unsafe { quiver_end(self.0, node as u32) })
     }
     fn end_row(&mut self) -> R {
+        // SAFETY: as above.
         self.check(unsafe { quiver_end_row(self.0) })
     }
 }
@@ -1277,7 +1283,7 @@ fn names_the_input_row(refusal: Refusal, path: Path, msg: &str, what: &dyn Fn() 
 
 /// Finds the array of the FFI tree that holds the leaf (following the
 /// wrappers), as raw pointers into `root`.
-fn leaf_array(root: *mut RawArray, wraps: &[Wrap]) -> *mut RawArray {
+fn leaf_array(root: *mut ArrowArray, wraps: &[Wrap]) -> *mut ArrowArray {
     let mut a = root;
     for w in wraps {
         // SAFETY: the tree of a live exported array.
@@ -1307,11 +1313,13 @@ fn run_c(shape: &Shape, data: &Data, refusal: Refusal, path: Path, next: Next) {
         let (call, rc): Call<CWriter> = match refusal {
             Refusal::NullPointer if is_decimal(&shape.leaf) => (
                 Box::new(move |w: &mut CWriter| {
+                    // SAFETY: `w.0` is a live writer; the NULL pointer is the bad input.
                     w.check(unsafe { quiver_append_decimal(w.0, leaf as u32, null(), 16) })
                 }),
                 EINVAL,
             ),
             Refusal::NullPointer => (
+                // SAFETY: `w.0` is a live writer; the NULL pointer is the bad input.
                 Box::new(move |w: &mut CWriter| w.check(unsafe { quiver_append_bytes(w.0, leaf as u32, null(), 3) })),
                 EINVAL,
             ),
@@ -1341,6 +1349,7 @@ fn run_c(shape: &Shape, data: &Data, refusal: Refusal, path: Path, next: Next) {
         let rows = subject.rows();
         outcome = if path == Path::CWriteColumn {
             expected_rc = EINVAL;
+            // SAFETY: a live writer; the NULL values pointer is the bad input.
             subject.check(unsafe { quiver_write_column(subject.0, 1, null(), null(), 3) })
         } else {
             let last = match refusal {
@@ -1355,9 +1364,10 @@ fn run_c(shape: &Shape, data: &Data, refusal: Refusal, path: Path, next: Next) {
             };
             let bad = bad_array(&input_shape, last, true);
             let (mut a, s) = arrow_array::ffi::to_ffi(&bad.to_data()).unwrap();
-            let root = &mut a as *mut FFI_ArrowArray as *mut RawArray;
+            let root = ArrowArray::from_ffi_mut(&mut a);
             expected_rc = if refusal == Refusal::DecimalOverPrecision { ERANGE } else { EINVAL };
             let call = |a: *const FFI_ArrowArray, s: *const FFI_ArrowSchema| {
+                // SAFETY: a live writer; `a` and `s` are the case's (possibly malformed) structs, which stay alive for the call.
                 subject.check(unsafe { quiver_write_array(subject.0, 1, a, s) })
             };
             // SAFETY: each change below is undone before `a` is released.

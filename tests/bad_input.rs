@@ -6,8 +6,8 @@
 //! `doc_table_matches` checks that docs/bad-input.md lists exactly these
 //! cases (run with QUIVER_BLESS=1 to rewrite the table).
 
-#[path = "reliability/common.rs"]
-mod common;
+#[path = "reliability/exported.rs"]
+mod exported;
 
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::ptr::{null, null_mut};
@@ -19,13 +19,17 @@ use arrow_data::ffi::FFI_ArrowArray;
 use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::{DataType, Field, Schema};
 
-use common::{borrow_import, render_exported};
+use exported::{borrow_import, render_exported};
+use quiver::ffi::abi::ArrowSchema;
 use quiver::ffi::options::{quiver_options_default, QuiverOptions, QuiverStats};
+use quiver::ffi::quiver_last_error;
 use quiver::ffi::schema::quiver_schema_parse;
 use quiver::ffi::stream::quiver_stream_new;
 use quiver::ffi::writer::*;
-use quiver::ffi::{quiver_last_error, quiver_live_arrays};
-use quiver::{parse_schema, ArrowWriter, ErrorCode, QuiverError, Step, WriterOptions, WriterStream, MAX_DEPTH};
+use quiver::{
+    live_arrays_of_this_thread, parse_schema, ArrowWriter, ErrorCode, QuiverError, Step, WriterOptions, WriterStream,
+    MAX_DEPTH,
+};
 
 const EINVAL: i64 = libc::EINVAL as i64;
 const ENOSYS: i64 = libc::ENOSYS as i64;
@@ -33,13 +37,6 @@ const ERANGE: i64 = libc::ERANGE as i64;
 const EIO: i64 = libc::EIO as i64;
 const EOVERFLOW: i64 = libc::EOVERFLOW as i64;
 const ENOTRECOVERABLE: i64 = libc::ENOTRECOVERABLE as i64;
-
-/// Tests here export arrays and check the process-wide `quiver_live_arrays`:
-/// they run one at a time.
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 // ---- the schema every writer case uses ---------------------------------------
 
@@ -139,17 +136,20 @@ fn options(batch_rows: i64) -> QuiverOptions {
 }
 
 unsafe fn bytes(w: *mut QuiverWriter, node: u32, b: &[u8]) -> c_int {
+    // SAFETY: `w` is a live writer; `b` a live slice.
     unsafe { quiver_append_bytes(w, node, b.as_ptr(), b.len()) }
 }
 
 unsafe fn dec(w: *mut QuiverWriter, node: u32, v: i128) -> c_int {
     let le = v.to_le_bytes();
+    // SAFETY: `w` is a live writer; `le` a live array.
     unsafe { quiver_append_decimal(w, node, le.as_ptr(), le.len()) }
 }
 
 /// Writes the columns of row `i` from `from` on (node numbers of top-level
 /// columns in order), without `end_row`.
 unsafe fn c_columns(w: *mut QuiverWriter, i: i64, skip_last: bool) {
+    // SAFETY: `w` is a live writer, per this function's contract.
     unsafe {
         ok(quiver_append_i64(w, 0, i * 10), w);
         if i % 3 == 2 {
@@ -201,6 +201,7 @@ unsafe fn c_columns(w: *mut QuiverWriter, i: i64, skip_last: bool) {
 
 /// Writes and commits row `i` of the kitchen schema.
 unsafe fn c_row(w: *mut QuiverWriter, i: i64) {
+    // SAFETY: `w` is a live writer, per this function's contract.
     unsafe {
         c_columns(w, i, false);
         ok(quiver_end_row(w), w);
@@ -211,6 +212,7 @@ unsafe fn c_row(w: *mut QuiverWriter, i: i64) {
 /// through an independent renderer, and validate_full).
 unsafe fn c_finish_check(w: *mut QuiverWriter, rows: std::ops::Range<i64>) {
     let mut out = FFI_ArrowArray::empty();
+    // SAFETY: `w` is a live writer; `out` a struct of ours.
     unsafe { ok(quiver_writer_finish(w, &mut out), w) };
     assert_eq!(render_exported(&out, &struct_type(&kitchen_schema())), expected_rows(rows));
 }
@@ -245,21 +247,7 @@ fn kitchen_ffi() -> FFI_ArrowSchema {
     FFI_ArrowSchema::try_from(&kitchen_schema()).unwrap()
 }
 
-/// A hand-made `ArrowSchema` for the malformed-schema cases.
-#[repr(C)]
-struct RawSchema {
-    format: *const c_char,
-    name: *const c_char,
-    metadata: *const c_char,
-    flags: i64,
-    n_children: i64,
-    children: *mut *mut RawSchema,
-    dictionary: *mut RawSchema,
-    release: Option<unsafe extern "C" fn(*mut RawSchema)>,
-    private_data: *mut c_void,
-}
-
-unsafe extern "C" fn raw_release(s: *mut RawSchema) {
+unsafe extern "C" fn raw_release(s: *mut ArrowSchema) {
     // SAFETY: our own struct; nothing is owned (the test leaks its parts).
     (*s).release = None;
 }
@@ -269,9 +257,9 @@ fn leak_str(s: &str) -> *const c_char {
 }
 
 /// `format` with `children` (leaked: the cases are short-lived tests).
-fn raw_schema(format: Option<&str>, n_children: i64, children: Option<Vec<*mut RawSchema>>) -> *mut RawSchema {
+fn raw_schema(format: Option<&str>, n_children: i64, children: Option<Vec<*mut ArrowSchema>>) -> *mut ArrowSchema {
     let children = children.map_or(null_mut(), |c| Box::leak(c.into_boxed_slice()).as_mut_ptr());
-    Box::into_raw(Box::new(RawSchema {
+    Box::into_raw(Box::new(ArrowSchema {
         format: format.map_or(null(), leak_str),
         name: leak_str("c"),
         metadata: null(),
@@ -284,7 +272,7 @@ fn raw_schema(format: Option<&str>, n_children: i64, children: Option<Vec<*mut R
     }))
 }
 
-fn new_from_raw(s: *mut RawSchema) -> (i64, String) {
+fn new_from_raw(s: *mut ArrowSchema) -> (i64, String) {
     let mut out = null_mut();
     // SAFETY: a (malformed) schema struct that is readable as far as its
     // pointers go; quiver must not follow what it has not checked.
@@ -309,7 +297,7 @@ unsafe extern "C" fn fill_nothing(_: *mut c_void, _: *mut QuiverWriter, _: i64) 
 }
 
 fn cases() -> Vec<Case> {
-    // SAFETY (all closures): the pointers passed are valid or deliberately NULL.
+    // SAFETY: (all closures) the pointers passed are valid or deliberately NULL.
     unsafe {
         vec![
             // -- NULL for every pointer argument ------------------------------------
@@ -1237,11 +1225,18 @@ fn cases() -> Vec<Case> {
                 run: |_| parse(deep_text(1_000_000).as_bytes()),
             },
             Case {
-                class: "schema text: a value over the fixed-width bytes bound",
+                class: "schema text: a column over the fixed-width bytes bound of a row",
                 call: "quiver_schema_parse",
                 code: EINVAL,
-                excerpt: &["column 'x'", "2147483647 bytes", "over the bound of 16777216"],
+                excerpt: &["up to 'x'", "2147483648 bytes", "over the bound of 16777216"],
                 run: |_| parse(b"x: fixed_size_binary(2147483647)"),
+            },
+            Case {
+                class: "schema text: columns within the bound each, over it together",
+                call: "quiver_schema_parse",
+                code: EINVAL,
+                excerpt: &["a row takes 16777217 bytes", "up to 'b'", "over the bound of 16777216"],
+                run: |_| parse(b"a: fixed_size_binary(8388608), b: fixed_size_binary(8388608)"),
             },
             Case {
                 class: "ArrowSchema nested over the bound (65 lists)",
@@ -1314,7 +1309,7 @@ fn deep_text(depth: usize) -> String {
 }
 
 /// A struct of one column `c`: `depth` lists around an int32 (leaked).
-fn deep_raw(depth: usize) -> *mut RawSchema {
+fn deep_raw(depth: usize) -> *mut ArrowSchema {
     let mut s = raw_schema(Some("i"), 0, None);
     for _ in 0..depth {
         s = raw_schema(Some("+l"), 1, Some(vec![s]));
@@ -1358,7 +1353,6 @@ fn check_message(class: &str, call: &str, msg: &str, excerpt: &[&str]) {
 
 #[test]
 fn c_api_bad_input_table() {
-    let _serial = serial();
     let cases = cases();
     let classes: std::collections::BTreeSet<&str> =
         cases.iter().filter(|c| !c.class.starts_with("NULL")).map(|c| c.class).collect();
@@ -1371,7 +1365,7 @@ fn c_api_bad_input_table() {
         }
     }
     assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), cases.len(), failures.join("\n"));
-    assert_eq!(quiver_live_arrays(), 0);
+    assert_eq!(live_arrays_of_this_thread(), 0);
 }
 
 fn run_c_case(c: &Case) {
@@ -1397,7 +1391,6 @@ fn run_c_case(c: &Case) {
 
 #[test]
 fn opts_null_means_defaults_and_reference_rows_match_arrow_builders() {
-    let _serial = serial();
     let w = c_writer(KITCHEN, None);
     // SAFETY: live writer.
     unsafe {
@@ -1414,7 +1407,7 @@ fn opts_null_means_defaults_and_reference_rows_match_arrow_builders() {
         assert_eq!(s.column(0).to_data(), ids.to_data());
         let names = StringArray::from((0..12).map(|i| (i % 3 != 2).then(|| format!("name{i}"))).collect::<Vec<_>>());
         assert_eq!(s.column(1).to_data(), names.to_data());
-        assert_eq!(common::rows_of(&s), expected_rows(0..12));
+        assert_eq!(exported::rows_of(&s), expected_rows(0..12));
     }
 }
 
@@ -1426,7 +1419,6 @@ fn opts_null_means_defaults_and_reference_rows_match_arrow_builders() {
 /// anything is written.)
 #[test]
 fn write_column_decimal_over_precision_changes_nothing() {
-    let _serial = serial();
     let w = c_writer(KITCHEN, None);
     // SAFETY: live writer, valid buffers.
     unsafe {
@@ -1446,7 +1438,6 @@ fn write_column_decimal_over_precision_changes_nothing() {
 /// bits and null count stay behind too.
 #[test]
 fn rust_write_column_decimal_over_precision_changes_nothing() {
-    let _serial = serial();
     let mut w = ArrowWriter::from_text("d: decimal128(5, 2)", WriterOptions::default()).unwrap();
     w.write_column::<i128>(0, &[5, 6], None).unwrap();
     let e = w.write_column::<i128>(0, &[7, 1_000_000, 0], Some(&[0b011])).unwrap_err();
@@ -1455,7 +1446,7 @@ fn rust_write_column_decimal_over_precision_changes_nothing() {
     w.end_row().unwrap();
     let b = w.finish().unwrap();
     b.column(0).to_data().validate_full().unwrap();
-    assert_eq!(common::column_cells(b.column(0).as_ref()), vec!["5", "6", "9"]);
+    assert_eq!(exported::column_cells(b.column(0).as_ref()), vec!["5", "6", "9"]);
 }
 
 /// `length * width` must not overflow: 2^61 rows of int64 is 2^64 bytes,
@@ -1463,11 +1454,11 @@ fn rust_write_column_decimal_over_precision_changes_nothing() {
 /// an empty buffer. Now EINVAL.
 #[test]
 fn write_column_length_overflow_is_refused() {
-    let _serial = serial();
     let w = c_writer("a: int64 not null", None);
     let v = [0i64; 1];
     // SAFETY: live writer; the length is the bad input.
     let rc = unsafe { quiver_write_column(w.0, 0, v.as_ptr().cast(), null(), 1 << 61) };
+    // SAFETY: live writer.
     let rows = unsafe { quiver_writer_rows(w.0) };
     assert_eq!(rc as i64, EINVAL, "accepted: {rows} rows now committed over an empty values buffer");
     assert!(werr(w.0).contains("do not fit in memory"), "{}", werr(w.0));
@@ -1479,7 +1470,6 @@ fn write_column_length_overflow_is_refused() {
 /// schema. Now EINVAL, with the child count named.
 #[test]
 fn list_schema_without_child_is_einval() {
-    let _serial = serial();
     let (rc, msg) = new_from_raw(raw_schema(Some("+s"), 1, Some(vec![raw_schema(Some("+l"), 0, None)])));
     assert_eq!(rc, EINVAL, "{msg}");
     assert!(msg.contains("malformed ArrowSchema") && msg.contains("takes 1 children"), "{msg}");
@@ -1491,7 +1481,6 @@ fn list_schema_without_child_is_einval() {
 /// quiver_writer_new, naming the limit.
 #[test]
 fn huge_batch_rows_is_refused_up_front() {
-    let _serial = serial();
     let s = FFI_ArrowSchema::try_from(&parse_schema("a: int64 not null").unwrap()).unwrap();
     let o = options(i64::MAX);
     let mut w = null_mut();
@@ -1522,7 +1511,6 @@ fn huge_batch_rows_is_refused_up_front() {
 /// still works.
 #[test]
 fn calls_after_a_caught_panic_are_enotrecoverable() {
-    let _serial = serial();
     let w = c_writer("a: int64 not null, s: utf8", None);
     // SAFETY: live writer.
     unsafe {
@@ -1531,7 +1519,8 @@ fn calls_after_a_caught_panic_are_enotrecoverable() {
         assert_eq!(rc as i64, ENOTRECOVERABLE);
         let m = werr(w.0);
         assert!(m.contains("append_i64") && m.contains("panic caught") && m.contains("poisoned"), "{m}");
-        let after: Vec<(&str, Box<dyn Fn() -> c_int>)> = vec![
+        type Call<'a> = (&'static str, Box<dyn Fn() -> c_int + 'a>);
+        let after: Vec<Call> = vec![
             ("quiver_append_i64", Box::new(|| quiver_append_i64(w.0, 0, 1))),
             ("quiver_append_bytes", Box::new(|| bytes(w.0, 1, b"x"))),
             ("quiver_append_null", Box::new(|| quiver_append_null(w.0, 1))),
@@ -1552,14 +1541,13 @@ fn calls_after_a_caught_panic_are_enotrecoverable() {
         let mut st = QuiverStats::default();
         ok(quiver_writer_stats(w.0, &mut st), w.0);
     }
-    assert_eq!(quiver_live_arrays(), 0);
+    assert_eq!(live_arrays_of_this_thread(), 0);
 }
 
 // ---- finish with no rows --------------------------------------------------------------
 
 #[test]
 fn finish_with_no_rows_is_a_valid_empty_batch() {
-    let _serial = serial();
     let w = c_writer(KITCHEN, None);
     let dt = struct_type(&kitchen_schema());
     // SAFETY: live writer.
@@ -1588,6 +1576,7 @@ fn stream_row(k: i64) -> Vec<String> {
 }
 
 unsafe fn stream_append(w: *mut QuiverWriter, k: i64) -> c_int {
+    // SAFETY: `w` is a live writer, per this function's contract.
     unsafe {
         let rc = quiver_append_i64(w, 0, k);
         if rc != 0 {
@@ -1629,6 +1618,7 @@ unsafe extern "C" fn fill(ctx: *mut c_void, w: *mut QuiverWriter, max_rows: i64)
     // SAFETY: the FillCtx given to quiver_stream_new.
     let c = unsafe { &mut *(ctx as *mut FillCtx) };
     c.calls += 1;
+    // SAFETY: `w` is the stream's live writer, handed to this fill.
     unsafe {
         match c.mode {
             FillMode::FailWithMessage | FillMode::FailSilently if c.calls == 2 => {
@@ -1675,6 +1665,7 @@ unsafe extern "C" fn fill(ctx: *mut c_void, w: *mut QuiverWriter, max_rows: i64)
 unsafe extern "C" fn release_fill_ctx(ctx: *mut c_void) {
     // SAFETY: the boxed FillCtx given to quiver_stream_new, released once.
     let c = unsafe { Box::from_raw(ctx as *mut FillCtx) };
+    // SAFETY: `released` points to the test's flag, which outlives the stream.
     unsafe { *c.released = true };
 }
 
@@ -1693,6 +1684,7 @@ fn next(s: &mut FFI_ArrowArrayStream) -> (i64, FFI_ArrowArray, String) {
     let mut a = FFI_ArrowArray::empty();
     // SAFETY: a live stream from quiver.
     let rc = unsafe { (s.get_next().unwrap())(s, &mut a) };
+    // SAFETY: a live stream from quiver; a non-NULL message is a NUL-terminated string.
     let m = cstr(unsafe { (s.get_last_error().unwrap())(s) });
     (rc as i64, a, if rc == 0 { String::new() } else { m })
 }
@@ -1732,7 +1724,6 @@ fn check_stream_error(class: &str, rc: i64, msg: &str) {
 
 #[test]
 fn fill_failure_is_eio_with_message_and_sticky() {
-    let _serial = serial();
     for (mode, class) in [
         (FillMode::FailWithMessage, "fill callback fails (message set)"),
         (FillMode::FailSilently, "fill callback fails (no message)"),
@@ -1754,12 +1745,11 @@ fn fill_failure_is_eio_with_message_and_sticky() {
         // The batch from before the failure is intact after the stream is gone.
         assert_eq!(render_exported(&first, &stream_type()), (0..3).map(stream_row).collect::<Vec<_>>());
     }
-    assert_eq!(quiver_live_arrays(), 0);
+    assert_eq!(live_arrays_of_this_thread(), 0);
 }
 
 #[test]
 fn fill_writing_too_much_or_an_incomplete_row_fails_the_stream() {
-    let _serial = serial();
     for (mode, class) in [
         (FillMode::TooMany, "fill writes more than max_rows"),
         (FillMode::Incomplete, "fill returns 0 with an incomplete row"),
@@ -1781,7 +1771,6 @@ fn fill_writing_too_much_or_an_incomplete_row_fails_the_stream() {
 /// instead would drop the value silently (docs/ffi.md).
 #[test]
 fn fill_with_only_a_half_row_fails_the_stream() {
-    let _serial = serial();
     let class = "fill returns 0 with only a half row";
     let mut released = false;
     let mut s = c_stream(FillMode::HalfRowOnly, 4, &mut released);
@@ -1805,7 +1794,6 @@ fn fill_with_only_a_half_row_fails_the_stream() {
 
 #[test]
 fn fill_that_panics_inside_the_library_poisons_the_stream() {
-    let _serial = serial();
     let class = "fill triggers a panic inside the library";
     let mut released = false;
     let mut s = c_stream(FillMode::LibraryPanic, 4, &mut released);
@@ -1820,7 +1808,6 @@ fn fill_that_panics_inside_the_library_poisons_the_stream() {
 
 #[test]
 fn stream_out_null_is_einval() {
-    let _serial = serial();
     let mut released = false;
     let mut s = c_stream(FillMode::FailSilently, 4, &mut released);
     // SAFETY: a live stream; out deliberately NULL.
@@ -1842,7 +1829,6 @@ fn rust_writer(text: &str, batch_rows: usize) -> ArrowWriter {
 
 #[test]
 fn rust_fill_closure_that_panics_or_fails() {
-    let _serial = serial();
     for class in ["Rust fill closure panics", "Rust fill closure returns an error"] {
         let panics = class.contains("panics");
         let mut call = 0;
@@ -1883,12 +1869,11 @@ fn rust_fill_closure_that_panics_or_fails() {
     assert!(e1.contains("fill panicked: boom"), "{e1}");
     assert_eq!(e1, e2);
     assert_eq!(reader.schema().fields().len(), 2);
-    assert_eq!(quiver_live_arrays(), 0);
+    assert_eq!(live_arrays_of_this_thread(), 0);
 }
 
 #[test]
 fn stream_end_is_a_released_array_again_and_again() {
-    let _serial = serial();
     let stream = WriterStream::new(rust_writer(STREAM_SCHEMA, 8), |_: &mut ArrowWriter, _| Ok(Step::End));
     let mut s = stream.into_ffi();
     for _ in 0..3 {
@@ -1919,6 +1904,7 @@ unsafe extern "C" fn big_fill(ctx: *mut c_void, w: *mut QuiverWriter, max_rows: 
     // SAFETY: the BigCtx given to quiver_stream_new, alive while the stream is.
     let c = unsafe { &mut *(ctx as *mut BigCtx) };
     let mut written = 0;
+    // SAFETY: `w` is the stream's live writer, handed to this fill.
     unsafe {
         while written < max_rows && c.next < BIG_ROWS {
             assert_eq!(quiver_append_i64(w, 0, c.next), 0);
@@ -1958,7 +1944,6 @@ fn check_big_batch(a: &FFI_ArrowArray, rows: std::ops::Range<i64>) {
 
 #[test]
 fn utf8_offsets_past_2_31_end_the_batch_early_and_go_on() {
-    let _serial = serial();
     let s = FFI_ArrowSchema::try_from(&parse_schema(STREAM_SCHEMA).unwrap()).unwrap();
     let o = options(16);
     let mut ctx = BigCtx { value: vec![b'x'; BIG], next: 0, overflows: Vec::new() };
@@ -1983,7 +1968,7 @@ fn utf8_offsets_past_2_31_end_the_batch_early_and_go_on() {
     check_big_batch(&b1, 0..7);
     check_big_batch(&b2, 7..BIG_ROWS);
     drop((b1, b2));
-    assert_eq!(quiver_live_arrays(), 0);
+    assert_eq!(live_arrays_of_this_thread(), 0);
 }
 
 // ---- the same classes through the Rust API ----------------------------------------------
@@ -2184,7 +2169,6 @@ fn rust_cases() -> Vec<RustCase> {
 
 #[test]
 fn rust_api_bad_input_table() {
-    let _serial = serial();
     let dt = struct_type(&kitchen_schema());
     for c in rust_cases() {
         let mut w = ArrowWriter::create(Arc::new(kitchen_schema()), WriterOptions::default()).unwrap();
@@ -2200,7 +2184,7 @@ fn rust_api_bad_input_table() {
         rust_row(&mut w, 2);
         let b = StructArray::from(w.finish().unwrap());
         b.to_data().validate_full().unwrap();
-        assert_eq!(common::rows_of(&b), expected_rows(0..3), "{}", c.class);
+        assert_eq!(exported::rows_of(&b), expected_rows(0..3), "{}", c.class);
         let _ = &dt;
     }
     // Rust-only misuse: an empty schema text, and a writer with no rows.
@@ -2259,7 +2243,6 @@ fn table() -> String {
 
 #[test]
 fn doc_table_matches() {
-    let _serial = serial();
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/bad-input.md");
     let (begin, end) = ("<!-- table:begin -->\n", "<!-- table:end -->");
     let doc = std::fs::read_to_string(path).unwrap_or_default();

@@ -18,7 +18,8 @@
 //! `docs/conformance.md`.
 //!
 //! This test fails when a case that `docs/conformance.md` lists as passed
-//! does not pass its Rust checks.
+//! does not pass its Rust checks, and when that page or its table of cases
+//! is missing.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -792,10 +793,14 @@ fn gold_files() {
         problems.push(format!("found {} gold cases, the README promises {EXPECTED_CASES}", cases.len()));
     }
     match committed_table() {
-        None => println!(
-            "NOTE: {} not found: run QUIVER_UPDATE_CONFORMANCE=1 bash tests/conformance/run.sh",
+        None => problems.push(format!(
+            "{} not found: run QUIVER_UPDATE_CONFORMANCE=1 bash tests/conformance/run.sh",
             table_path().display()
-        ),
+        )),
+        Some(table) if table.is_empty() => problems.push(format!(
+            "{} has no table of cases: run QUIVER_UPDATE_CONFORMANCE=1 bash tests/conformance/run.sh",
+            table_path().display()
+        )),
         Some(table) => {
             for r in &results {
                 let name = r["case"].as_str().unwrap();

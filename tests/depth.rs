@@ -23,10 +23,11 @@ use arrow_data::ArrayData;
 use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::{DataType, Field, Fields, Schema, UnionFields, UnionMode};
 
+use quiver::ffi::abi::ArrowSchema;
+use quiver::ffi::quiver_last_error;
 use quiver::ffi::schema::quiver_schema_parse;
 use quiver::ffi::stream::quiver_stream_new;
 use quiver::ffi::writer::*;
-use quiver::ffi::{quiver_last_error, quiver_live_arrays};
 use quiver::{parse_schema, ArrowWriter, ErrorCode, WriterOptions, MAX_DEPTH, MAX_FIELDS};
 
 const EINVAL: c_int = 22;
@@ -254,7 +255,7 @@ fn schema_text_at_the_bound_over_it_and_a_million_deep() {
             bound_cycle(w, ctor, MAX_DEPTH);
             (parsed, true)
         });
-        assert_eq!(parsed.unwrap(), true, "{ctor:?}: the text at the bound parses to the generated schema");
+        assert!(parsed.unwrap(), "{ctor:?}: the text at the bound parses to the generated schema");
         assert!(cycle);
 
         for depth in [MAX_DEPTH + 1, MILLION] {
@@ -418,21 +419,7 @@ fn last_error() -> String {
     unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
 }
 
-/// The C Data Interface `struct ArrowSchema`.
-#[repr(C)]
-struct RawSchema {
-    format: *const c_char,
-    name: *const c_char,
-    metadata: *const c_char,
-    flags: i64,
-    n_children: i64,
-    children: *mut *mut RawSchema,
-    dictionary: *mut RawSchema,
-    release: Option<unsafe extern "C" fn(*mut RawSchema)>,
-    private_data: *mut c_void,
-}
-
-unsafe extern "C" fn raw_release(s: *mut RawSchema) {
+unsafe extern "C" fn raw_release(s: *mut ArrowSchema) {
     // SAFETY: one of our structs; the test owns (leaks) everything it points to.
     unsafe { (*s).release = None };
 }
@@ -441,10 +428,10 @@ fn cstr(s: &str) -> *const c_char {
     CString::new(s).unwrap().into_raw()
 }
 
-fn raw(format: &str, name: &str, nullable: bool, children: Vec<*mut RawSchema>) -> *mut RawSchema {
+fn raw(format: &str, name: &str, nullable: bool, children: Vec<*mut ArrowSchema>) -> *mut ArrowSchema {
     let n = children.len() as i64;
     let children = if children.is_empty() { null_mut() } else { Box::leak(children.into_boxed_slice()).as_mut_ptr() };
-    Box::into_raw(Box::new(RawSchema {
+    Box::into_raw(Box::new(ArrowSchema {
         format: cstr(format),
         name: cstr(name),
         metadata: null(),
@@ -458,8 +445,8 @@ fn raw(format: &str, name: &str, nullable: bool, children: Vec<*mut RawSchema>) 
 }
 
 /// One level of `ctor` around `inner`, as C structs.
-fn raw_wrap(ctor: Ctor, inner: *mut RawSchema) -> *mut RawSchema {
-    let rename = |s: *mut RawSchema, name: &str| {
+fn raw_wrap(ctor: Ctor, inner: *mut ArrowSchema) -> *mut ArrowSchema {
+    let rename = |s: *mut ArrowSchema, name: &str| {
         // SAFETY: our own struct.
         unsafe { (*s).name = cstr(name) };
         s
@@ -493,24 +480,23 @@ fn raw_wrap(ctor: Ctor, inner: *mut RawSchema) -> *mut RawSchema {
 }
 
 /// A column of `ctor` `depth` deep under the struct of columns, as C structs.
-fn raw_column(ctor: Ctor, depth: usize) -> *mut RawSchema {
+fn raw_column(ctor: Ctor, depth: usize) -> *mut ArrowSchema {
     plan(ctor, depth).into_iter().rev().fold(raw("i", "x", true, vec![]), |inner, c| raw_wrap(c, inner))
 }
 
-fn raw_schema(ctor: Ctor, depth: usize) -> *mut RawSchema {
+fn raw_schema(ctor: Ctor, depth: usize) -> *mut ArrowSchema {
     raw("+s", "", false, vec![raw_column(ctor, depth)])
 }
 
 /// Whether the `release` of a schema struct is NULL (its field is private).
 fn schema_released(s: &FFI_ArrowSchema) -> bool {
-    // SAFETY: FFI_ArrowSchema has the C layout RawSchema mirrors.
-    unsafe { (*(s as *const FFI_ArrowSchema as *const RawSchema)).release.is_none() }
+    // SAFETY: FFI_ArrowSchema has the C layout ArrowSchema mirrors.
+    unsafe { (*(s as *const FFI_ArrowSchema as *const ArrowSchema)).release.is_none() }
 }
 
-/// Whether the `release` of a stream struct (its fourth pointer) is NULL.
+/// Whether the `release` of a stream struct is NULL.
 fn stream_released(s: &FFI_ArrowArrayStream) -> bool {
-    // SAFETY: the C layout: get_schema, get_next, get_last_error, release, private_data.
-    unsafe { (*(s as *const FFI_ArrowArrayStream as *const [*const c_void; 5]))[3].is_null() }
+    s.release().is_none()
 }
 
 unsafe extern "C" fn fill_nothing(_: *mut c_void, _: *mut QuiverWriter, _: i64) -> c_int {
@@ -596,7 +582,7 @@ fn c_writer_new_and_stream_new_at_the_bound_over_it_and_a_million_deep() {
             }
         }
     }
-    assert_eq!(quiver_live_arrays(), 0);
+    assert_eq!(quiver::live_arrays_of_this_thread(), 0);
 }
 
 #[test]
@@ -641,7 +627,7 @@ fn c_write_array_at_the_bound_over_it_and_a_million_deep() {
         assert_eq!(deep.0, EINVAL, "{ctor:?}: {}", deep.1);
         check_refusal(&format!("quiver_write_array {ctor:?} at 1e6"), &deep.1, &depth_words(ctor, MILLION), "array.");
     }
-    assert_eq!(quiver_live_arrays(), 0);
+    assert_eq!(quiver::live_arrays_of_this_thread(), 0);
 }
 
 #[test]
@@ -652,11 +638,10 @@ fn c_schema_cycles_and_fan_out_are_refused() {
     // SAFETY: our own struct with one child slot.
     unsafe { *(*list).children = list };
     let root = raw("+s", "", false, vec![list]);
-    for [(rc, msg), _] in [c_new(root.cast())] {
-        assert_eq!(rc, EINVAL, "{msg}");
-        assert!(msg.contains("nested at least"), "{msg}");
-        check_refusal("a self-referencing list", &msg, "levels deep", "x.x.x.x");
-    }
+    let [(rc, msg), _] = c_new(root.cast());
+    assert_eq!(rc, EINVAL, "{msg}");
+    assert!(msg.contains("nested at least"), "{msg}");
+    check_refusal("a self-referencing list", &msg, "levels deep", "x.x.x.x");
     let root = raw("+s", "", false, vec![raw("i", "a", true, vec![]), null_mut()]);
     // SAFETY: as above.
     unsafe {
@@ -688,4 +673,58 @@ fn c_schema_cycles_and_fan_out_are_refused() {
         .unwrap_err();
     assert_eq!(e.code(), ErrorCode::InvalidArgument);
     assert!(e.message().contains(&format!("more than {MAX_FIELDS} fields")), "{}", e.message());
+}
+
+// ---- The fixed-width bytes of one row, and what a batch reserves --------------------------
+
+#[test]
+fn row_bytes_bound_and_the_reservation_of_wide_rows() {
+    let bound = quiver::depth::MAX_ROW_BYTES as usize;
+    // Two columns: bytes and a bit of validity each, exactly the bound, accepted.
+    let at = format!("a: fixed_size_binary({}), b: fixed_size_binary({})", bound / 2, bound / 2 - 1);
+    let schema = parse_schema(&at).unwrap();
+    // With the default 8192 rows per batch, a batch must not reserve 8192 rows
+    // of 16 MiB (128 GiB) up front: it reserves a few and grows with the rows.
+    let mut w = ArrowWriter::from_text(&at, WriterOptions::default()).unwrap();
+    for _ in 0..3 {
+        w.append_null(0).unwrap();
+        w.append_null(1).unwrap();
+        w.end_row().unwrap();
+    }
+    let batch = w.finish().unwrap();
+    assert_eq!(batch.num_rows(), 3);
+    StructArray::from(batch).to_data().validate_full().unwrap();
+    let allocated = w.stats().bytes_allocated;
+    assert!(allocated < 256 << 20, "3 rows of 16 MiB took {allocated} bytes of capacity");
+    // One byte more over the two columns: refused by the parser and by create.
+    let over = format!("a: fixed_size_binary({}), b: fixed_size_binary({})", bound / 2, bound / 2);
+    for e in [
+        parse_schema(&over).unwrap_err(),
+        ArrowWriter::create(
+            Arc::new(Schema::new(vec![
+                Field::new("a", DataType::FixedSizeBinary((bound / 2) as i32), true),
+                Field::new("b", DataType::FixedSizeBinary((bound / 2) as i32), true),
+            ])),
+            WriterOptions::default(),
+        )
+        .err()
+        .unwrap(),
+    ] {
+        assert_eq!(e.code(), ErrorCode::InvalidArgument);
+        let m = e.message();
+        assert!(m.contains(&format!("a row takes {} bytes", bound + 1)) && m.contains("up to 'b'"), "{m}");
+    }
+    // Values at every level count a bit each: fixed-size lists of zero-width
+    // values past the bound are refused too (a row of them would count more
+    // values than memory or a length holds).
+    let nest = (0..40).fold("null".to_string(), |t, _| format!("fixed_size_list<{t}, 3>"));
+    let e = parse_schema(&format!("x: {nest}")).unwrap_err();
+    assert!(e.message().contains("2^64 or more") || e.message().contains("over the bound"), "{}", e.message());
+    let c_schema = FFI_ArrowSchema::try_from(schema).unwrap();
+    let mut w: *mut QuiverWriter = null_mut();
+    // SAFETY: a valid schema and out pointer; the writer is freed below.
+    unsafe {
+        assert_eq!(quiver_writer_new(&c_schema, null(), &mut w), 0, "{}", last_error());
+        quiver_writer_free(w);
+    }
 }

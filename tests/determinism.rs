@@ -6,40 +6,47 @@
 //! and the column path, in fresh writers, reused buffers and one long-lived
 //! writer, with recycling on and off.
 
-mod common;
+mod all_types;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use all_types::*;
 use arrow_array::{make_array, Array, ArrayRef, RecordBatch};
 use arrow_buffer::{BooleanBuffer, NullBuffer};
-use common::*;
 use quiver::{ArrowWriter, WriterOptions};
 
 static POISON: AtomicBool = AtomicBool::new(false);
 
 struct FillingAllocator;
 
+// SAFETY: every method forwards to the system allocator and only writes inside the block it returns.
 unsafe impl GlobalAlloc for FillingAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded to the system allocator with the caller's layout.
         let p = unsafe { System.alloc(layout) };
         if !p.is_null() {
             let byte = if POISON.load(Ordering::Relaxed) { 0xA5 } else { 0 };
+            // SAFETY: `p` is a new block of `layout.size()` bytes.
             unsafe { std::ptr::write_bytes(p, byte, layout.size()) };
         }
         p
     }
     unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
+        // SAFETY: `p` and `layout` come from this allocator, which is the system one.
         unsafe { System.dealloc(p, layout) }
     }
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: as in alloc.
         unsafe { System.alloc_zeroed(layout) }
     }
     unsafe fn realloc(&self, p: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: as in dealloc.
         let q = unsafe { System.realloc(p, layout, new_size) };
         if !q.is_null() && new_size > layout.size() {
             let byte = if POISON.load(Ordering::Relaxed) { 0xA5 } else { 0 };
+            // SAFETY: `q` is a block of `new_size` bytes; the bytes past the old size are new.
             unsafe { std::ptr::write_bytes(q.add(layout.size()), byte, new_size - layout.size()) };
         }
         q

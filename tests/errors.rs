@@ -1,6 +1,6 @@
 //! Bad input gets a clear error and loses nothing (issue: core writer).
 
-mod common;
+mod all_types;
 
 use std::sync::Arc;
 
@@ -33,7 +33,7 @@ fn assert_intact(mut w: ArrowWriter) {
     w.append_null(2).unwrap();
     w.end_row().unwrap();
     let b = w.finish().unwrap();
-    common::validate(&b);
+    all_types::validate(&b);
     assert_eq!(b.num_rows(), 3);
     let a = b.column(0).as_primitive::<Int64Type>();
     assert_eq!(a.values().to_vec(), vec![0, 1, 2]);
@@ -142,7 +142,7 @@ fn values_that_do_not_fit() {
     w.append_i32(3, 1).unwrap();
     w.end_row().unwrap();
     let b = w.finish().unwrap();
-    common::validate(&b);
+    all_types::validate(&b);
     assert_eq!(b.num_rows(), 1);
 }
 
@@ -170,7 +170,7 @@ fn column_path_commits_rows_when_every_column_has_them() {
     w.write_array(1, &StringArray::from(vec!["a", "b", "c"])).unwrap();
     assert_eq!(w.rows(), 3);
     let b = w.finish().unwrap();
-    common::validate(&b);
+    all_types::validate(&b);
     assert!(b.column(0).is_null(1));
     assert_eq!(b.column(0).to_data().buffers()[0].as_slice()[8..16], [0; 8], "zero under the null");
 }
@@ -208,6 +208,7 @@ fn fill_error_is_reported_and_sticky() {
     );
     let mut ffi = s.into_ffi();
     let raw = &mut ffi as *mut arrow_array::ffi_stream::FFI_ArrowArrayStream;
+    // SAFETY: `raw` points to the live exported stream; its callbacks are called as the C Stream Interface says.
     unsafe {
         let get_next = (*raw).get_next().unwrap();
         let last_error = (*raw).get_last_error().unwrap();

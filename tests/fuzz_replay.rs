@@ -9,8 +9,8 @@
 
 #[path = "../fuzz/driver/api_sequence.rs"]
 mod api_sequence;
-#[path = "reliability/common.rs"]
-mod common;
+#[path = "reliability/exported.rs"]
+mod exported;
 
 use std::path::Path;
 

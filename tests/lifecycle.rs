@@ -3,15 +3,16 @@
 //! C Data Interface (children moved out, releases on other threads, the
 //! stream released before its batches).
 
-mod common;
+mod all_types;
 
 use std::sync::{Arc, Mutex};
 
+use all_types::*;
 use arrow_array::ffi::from_ffi_and_data_type;
 use arrow_array::ffi_stream::RecordBatchStreamReader;
 use arrow_array::{cast::AsArray, types::Int64Type, Array, RecordBatch, StructArray};
 use arrow_data::ffi::FFI_ArrowArray;
-use common::*;
+use quiver::ffi::abi::ArrowArray;
 use quiver::{export_array, ArrowWriter, Step, WriterOptions, WriterStats, WriterStream};
 
 const SCHEMA: &str = "id: int64 not null, v: int32, s: utf8, l: list<int32>, st: struct<a: float64, b: utf8>";
@@ -57,7 +58,6 @@ fn check_batch(b: &RecordBatch, batch: usize, rows: usize) {
 
 #[test]
 fn released_batches_are_reused_from_the_second_batch_on() {
-    let _serial = serial();
     let mut w = writer(WriterOptions { batch_rows: 100, ..Default::default() });
     let mut first: Option<Vec<usize>> = None;
     let mut allocated_after_first = 0;
@@ -86,7 +86,6 @@ fn released_batches_are_reused_from_the_second_batch_on() {
 
 #[test]
 fn held_batches_stay_intact_and_get_new_memory_until_released() {
-    let _serial = serial();
     let mut w = writer(WriterOptions { batch_rows: 64, ..Default::default() });
     write_rows(&mut w, 0, 64);
     let held = w.finish().unwrap();
@@ -122,7 +121,6 @@ fn held_batches_stay_intact_and_get_new_memory_until_released() {
 
 #[test]
 fn a_consumer_holding_one_batch_until_the_next_reaches_steady_state() {
-    let _serial = serial();
     let mut w = writer(WriterOptions { batch_rows: 50, retain: 3, ..Default::default() });
     let mut previous: Option<RecordBatch> = None;
     let mut allocated = Vec::new();
@@ -142,7 +140,6 @@ fn a_consumer_holding_one_batch_until_the_next_reaches_steady_state() {
 
 #[test]
 fn retain_ring_bounds_what_the_writer_keeps() {
-    let _serial = serial();
     let mut w = writer(WriterOptions { batch_rows: 40, retain: 2, ..Default::default() });
     let mut held = Vec::new();
     let mut per_batch = 0;
@@ -161,7 +158,6 @@ fn retain_ring_bounds_what_the_writer_keeps() {
 
 #[test]
 fn recycling_off_allocates_every_batch() {
-    let _serial = serial();
     let mut w = writer(WriterOptions { batch_rows: 10, recycle: false, ..Default::default() });
     let mut last = 0;
     for batch in 0..3 {
@@ -199,7 +195,6 @@ fn stream(
 
 #[test]
 fn c_stream_imported_by_arrow_rs_reuses_released_batches() {
-    let _serial = serial();
     let stats = Arc::new(Mutex::new(Vec::new()));
     let ffi = stream(6, 128, stats.clone()).into_ffi();
     let reader = RecordBatchStreamReader::try_new(ffi).unwrap();
@@ -222,7 +217,6 @@ fn c_stream_imported_by_arrow_rs_reuses_released_batches() {
 
 #[test]
 fn c_stream_consumer_holding_batches_gets_new_memory() {
-    let _serial = serial();
     let stats = Arc::new(Mutex::new(Vec::new()));
     let reader = RecordBatchStreamReader::try_new(stream(5, 32, stats.clone()).into_ffi()).unwrap();
     let batches: Vec<RecordBatch> = reader.map(|b| b.unwrap()).collect();
@@ -239,8 +233,10 @@ fn c_stream_consumer_holding_batches_gets_new_memory() {
     assert!(stats.windows(2).all(|w| w[1].buffers_allocated > w[0].buffers_allocated));
 }
 
+/// The arrays this test's thread exported that are not released yet (tests
+/// run in parallel: the process-wide count is every test's).
 fn quiver_live() -> i64 {
-    quiver::live_arrays()
+    quiver::live_arrays_of_this_thread()
 }
 
 /// Exports a finished batch as the C Data Interface struct.
@@ -251,17 +247,16 @@ fn export(b: RecordBatch) -> FFI_ArrowArray {
 /// Moves child `i` out of an exported struct array (the consumer's move:
 /// bitwise copy, then mark the original released).
 unsafe fn move_child_out(parent: &mut FFI_ArrowArray, i: usize) -> FFI_ArrowArray {
+    let raw = ArrowArray::from_ffi_mut(parent);
+    // SAFETY: an exported struct array with at least i + 1 children.
     unsafe {
-        let raw = parent as *mut FFI_ArrowArray as *mut i64;
-        let children = *(raw.add(6) as *const *mut *mut FFI_ArrowArray);
-        let child = *children.add(i);
-        FFI_ArrowArray::from_raw(child)
+        let child = *(*raw).children.add(i);
+        FFI_ArrowArray::from_raw(child.cast())
     }
 }
 
 #[test]
 fn child_moved_out_outlives_its_parent_and_blocks_only_its_own_reuse() {
-    let _serial = serial();
     for parent_first in [true, false] {
         let mut w = writer(WriterOptions { batch_rows: 20, ..Default::default() });
         write_rows(&mut w, 0, 20);
@@ -269,6 +264,7 @@ fn child_moved_out_outlives_its_parent_and_blocks_only_its_own_reuse() {
         let addrs0 = buffer_addresses(&b0);
         let s_type = b0.schema().field(2).data_type().clone();
         let mut parent = Some(export(b0));
+        // SAFETY: an exported struct array of 5 columns.
         let child = unsafe { move_child_out(parent.as_mut().unwrap(), 2) };
         assert_eq!(quiver_live(), EXPORTED_PER_BATCH);
         if parent_first {
@@ -288,6 +284,7 @@ fn child_moved_out_outlives_its_parent_and_blocks_only_its_own_reuse() {
             assert!(col0_b1.iter().all(|a| addrs0.contains(a)), "released column 0 not reused");
         }
         // The child's values are intact.
+        // SAFETY: the moved-out child, of the type of column 2.
         let data = unsafe { from_ffi_and_data_type(child, s_type) }.unwrap();
         let s = arrow_array::StringArray::from(data);
         for i in 0..20 {
@@ -314,13 +311,6 @@ fn child_moved_out_outlives_its_parent_and_blocks_only_its_own_reuse() {
 /// children: 9 exported arrays.
 const EXPORTED_PER_BATCH: i64 = 9;
 
-/// Tests of this file count live exported arrays, a process-wide figure:
-/// they run one at a time.
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 fn buffer_addresses_of(a: &dyn Array) -> Vec<usize> {
     let batch = RecordBatch::try_from_iter(vec![("x", arrow_array::make_array(a.to_data()))]).unwrap();
     buffer_addresses(&batch)
@@ -328,13 +318,13 @@ fn buffer_addresses_of(a: &dyn Array) -> Vec<usize> {
 
 #[test]
 fn releases_on_other_threads_while_the_writer_writes() {
-    let _serial = serial();
     let mut w = writer(WriterOptions { batch_rows: 30, ..Default::default() });
     let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, usize, FFI_ArrowArray)>(2);
     let consumer = std::thread::spawn(move || {
         let schema = arrow_schema::DataType::Struct(writer(WriterOptions::default()).schema().fields().clone());
         let mut n = 0;
         for (batch, rows, array) in rx {
+            // SAFETY: an exported batch of this schema, moved to this thread.
             let data = unsafe { from_ffi_and_data_type(array, schema.clone()) }.unwrap();
             let b = RecordBatch::from(StructArray::from(data));
             check_batch(&b, batch, rows);
@@ -350,12 +340,13 @@ fn releases_on_other_threads_while_the_writer_writes() {
     drop(tx);
     assert_eq!(consumer.join().unwrap(), 500);
     assert!(w.stats().buffers_reused > 0);
+    // Released on the consumer's thread, counted back on the exporting one.
+    assert_eq!(quiver_live(), 0);
     // Each buffer was reused only when released: values were checked above.
 }
 
 #[test]
 fn stream_released_before_its_batches_leaves_them_valid() {
-    let _serial = serial();
     let stats = Arc::new(Mutex::new(Vec::new()));
     let mut reader = RecordBatchStreamReader::try_new(stream(3, 16, stats).into_ffi()).unwrap();
     let b0 = reader.next().unwrap().unwrap();

@@ -4,7 +4,6 @@
 //! two cases of the bug report (a struct and a list holding a decimal over
 //! its precision), and the same under a fixed-size list and a map.
 
-#[path = "common/exact.rs"]
 mod exact;
 
 use std::sync::Arc;

@@ -8,12 +8,12 @@
 //! batch, whatever the batch sizes. With batches held, new buffers come in
 //! and `bytes_retained <= bytes_allocated`.
 
-mod common;
+mod all_types;
 
 use std::sync::Arc;
 
+use all_types::{all_types_batch, all_types_schema, write_all_types_row};
 use arrow_array::{Array, BinaryArray, RecordBatch};
-use common::{all_types_batch, all_types_schema, write_all_types_row};
 use quiver::{ArrowWriter, WriterOptions};
 
 /// Rows of the batches, growing and shrinking.

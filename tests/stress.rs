@@ -9,8 +9,8 @@
 //! `retained_bytes_stay_within_the_ring` and
 //! `dropping_the_writer_with_batches_outstanding`: memory bounds.
 
-#[path = "reliability/common.rs"]
-mod common;
+#[path = "reliability/exported.rs"]
+mod exported;
 
 use std::collections::VecDeque;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
@@ -21,16 +21,11 @@ use arrow_data::ffi::FFI_ArrowArray;
 use arrow_data::ArrayData;
 use arrow_schema::{DataType, Schema};
 
-use common::{borrow_import, column_cells, render_exported, take_child};
-use quiver::{export_array, live_arrays, parse_schema, ArrowWriter, Step, WriterOptions, WriterStream};
+use exported::{borrow_import, column_cells, render_exported, take_child};
+use quiver::{export_array, live_arrays_of_this_thread, parse_schema, ArrowWriter, Step, WriterOptions, WriterStream};
 
 const SCHEMA: &str = "id: int64 not null, s: utf8, l: list<int32>, p: struct<x: float64, y: int8>";
 const ROWS: i64 = 4;
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 fn schema() -> Schema {
     parse_schema(SCHEMA).unwrap()
@@ -97,12 +92,12 @@ fn verify(h: &mut Held, types: &[DataType]) {
                 assert_eq!(render_exported(array, &struct_type()), rows, "batch {b}: held memory changed");
             } else {
                 assert_eq!(array.len() as i64, ROWS);
-                for col in 0..types.len() {
+                for (col, ty) in types.iter().enumerate() {
                     if moved.contains(&col) {
-                        assert!(!common::child_in_place(array, col));
+                        assert!(!exported::child_in_place(array, col));
                         continue;
                     }
-                    let data = common::borrow_child(array, col, &types[col]);
+                    let data = exported::borrow_child(array, col, ty);
                     check_column(&data, *b, col);
                 }
             }
@@ -165,9 +160,8 @@ fn consumer(rx: Receiver<Held>, to_other: Option<SyncSender<Held>>, hold: usize)
 
 #[test]
 fn consumers_release_concurrently_with_the_writer() {
-    let _serial = serial();
     let total: i64 = std::env::var("QUIVER_STRESS_BATCHES").ok().and_then(|v| v.parse().ok()).unwrap_or(100_000);
-    let live_before = live_arrays();
+    let live_before = live_arrays_of_this_thread();
     let (tx_a, rx_a) = sync_channel::<Held>(8);
     let (tx_b, rx_b) = sync_channel::<Held>(64);
     let tx_b_for_a = tx_b.clone();
@@ -197,7 +191,7 @@ fn consumers_release_concurrently_with_the_writer() {
     assert_eq!(stats.batches, total as u64);
     assert!(stats.buffers_reused > 0, "reuse happened: {stats:?}");
     eprintln!("stress: {total} batches, {} children moved out, {stats:?}", a_children + b_children);
-    assert_eq!(live_arrays(), live_before);
+    assert_eq!(live_arrays_of_this_thread(), live_before);
 }
 
 /// Capacity in bytes of every buffer of `data` and its children.
@@ -226,7 +220,6 @@ fn batch_bytes(b: &RecordBatch, batch_rows: usize) -> u64 {
 
 #[test]
 fn retained_bytes_stay_within_the_ring() {
-    let _serial = serial();
     for retain in [0usize, 1, 3, 5] {
         let opts = WriterOptions { batch_rows: 64, retain, ..WriterOptions::default() };
         let mut w = ArrowWriter::create(Arc::new(schema()), opts).unwrap();
@@ -271,8 +264,7 @@ fn retained_bytes_stay_within_the_ring() {
 
 #[test]
 fn dropping_the_writer_with_batches_outstanding() {
-    let _serial = serial();
-    let live_before = live_arrays();
+    let live_before = live_arrays_of_this_thread();
     let types: Vec<DataType> = schema().fields().iter().map(|f| f.data_type().clone()).collect();
     // A writer: finish 6 batches, keep them, drop the writer.
     let mut w = ArrowWriter::create(Arc::new(schema()), WriterOptions { batch_rows: 4, ..Default::default() }).unwrap();
@@ -313,9 +305,9 @@ fn dropping_the_writer_with_batches_outstanding() {
     }
     drop(s);
     // Each batch: the struct, 4 columns, the list's item, p's 2 children.
-    assert_eq!(live_arrays() - live_before, 12 * 8, "12 batches outstanding");
+    assert_eq!(live_arrays_of_this_thread() - live_before, 12 * 8, "12 batches outstanding");
     for mut h in held {
         verify(&mut h, &types);
     }
-    assert_eq!(live_arrays(), live_before, "everything released");
+    assert_eq!(live_arrays_of_this_thread(), live_before, "everything released");
 }

@@ -2,7 +2,7 @@
 //! against a model of what each finished batch must contain. Used by the
 //! fuzz target `api_sequence` and replayed by `tests/fuzz_replay.rs` (the
 //! seed corpus and every reduced crash), so the including crate must also
-//! declare `mod common` (tests/reliability/common.rs).
+//! declare `mod exported` (tests/reliability/exported.rs).
 //!
 //! Input layout (every read past the end gives 0):
 //!   byte 0   schema (`% 3`): 0 flat, 1 nested, 2 the other widths
@@ -22,6 +22,14 @@
 //! and every held batch or moved-out child, is compared with the model (and
 //! passes validate_full) when made, when re-checked and before its release;
 //! at the end everything is released and no exported array is live.
+//!
+//! `WRITE_ARRAY_BAD` hands `quiver_write_array` a column with one value
+//! broken at any level of its nesting (invalid UTF-8, a null where the field
+//! cannot be null, a decimal over its precision): the call either takes the
+//! column (the broken value was out of reach: outside the slice, under a
+//! null) or is refused with EINVAL / ERANGE; either way the next batch must
+//! be the model's, value by value, so a refusal that left a parent's
+//! validity, null count or offsets behind is found.
 
 use std::collections::BTreeMap;
 use std::ffi::{c_int, c_void, CStr};
@@ -39,10 +47,10 @@ use quiver::ffi::quiver_live_arrays;
 use quiver::ffi::stream::quiver_stream_new;
 use quiver::ffi::writer::*;
 
-use crate::common;
+use crate::exported;
 
 /// Number of operation kinds; an operation byte is taken modulo this.
-pub const OPS: u8 = 18;
+pub const OPS: u8 = 19;
 
 /// Operation codes (the byte after the previous operation's arguments).
 pub mod op {
@@ -65,6 +73,9 @@ pub mod op {
     pub const DROP_STREAM: u8 = 15;
     pub const NEW_WRITER: u8 = 16;
     pub const ROWS: u8 = 17; // count (1 + b % 64), seed: that many valid rows (only when nothing is pending)
+                             // as WRITE_ARRAY, then after the node byte: what to break (kind, which
+                             // field, position: 3 bytes), then the row bytes
+    pub const WRITE_ARRAY_BAD: u8 = 18;
 }
 
 pub const EINVAL: c_int = 22;
@@ -132,7 +143,7 @@ pub struct Schema {
 
 pub const SCHEMAS: [&str; 3] = [
     "a: int32, b: utf8 not null, c: bool, d: decimal128(4, 1), e: fixed_size_binary(2), f: float64, g: uint8 not null",
-    "id: int64 not null, l: list<int16>, s: struct<x: utf8, y: int8 not null>, f: fixed_size_list<uint8, 2>, m: map<utf8, int32>, ll: list<list<int8 not null>>",
+    "id: int64 not null, l: list<int16>, s: struct<x: utf8, y: int8 not null, d: decimal128(5, 0)>, f: fixed_size_list<uint8, 2>, m: map<utf8, int32>, ll: list<list<int8 not null>>",
     "h: float32, i: uint16 not null, i2: uint16, j: uint32, k: uint64 not null, bin: binary, lu: large_utf8, big: decimal128(20, 0) not null, t: bool not null, ls: large_list<utf8>",
 ];
 
@@ -157,15 +168,16 @@ fn schema(i: usize) -> Schema {
             n(K::Struct, true, None),     // 3 s
             n(K::Utf8, true, Some(3)),    // 4 s.x
             n(K::I8, false, Some(3)),     // 5 s.y
-            n(K::Fsl(2), true, None),     // 6 f
-            n(K::U8, true, Some(6)),      // 7 f.item
-            n(K::Map, true, None),        // 8 m
-            n(K::Struct, false, Some(8)), // 9 m.entries
-            n(K::Utf8, false, Some(9)),   // 10 m.key
-            n(K::I32, true, Some(9)),     // 11 m.value
-            n(K::List, true, None),       // 12 ll
-            n(K::List, true, Some(12)),   // 13 ll.item
-            n(K::I8, false, Some(13)),    // 14 ll.item.item
+            n(K::Dec(5), true, Some(3)),  // 6 s.d
+            n(K::Fsl(2), true, None),     // 7 f
+            n(K::U8, true, Some(7)),      // 8 f.item
+            n(K::Map, true, None),        // 9 m
+            n(K::Struct, false, Some(9)), // 10 m.entries
+            n(K::Utf8, false, Some(10)),  // 11 m.key
+            n(K::I32, true, Some(10)),    // 12 m.value
+            n(K::List, true, None),       // 13 ll
+            n(K::List, true, Some(13)),   // 14 ll.item
+            n(K::I8, false, Some(14)),    // 15 ll.item.item
         ],
         _ => vec![
             n(K::F32, true, None),      // 0 h
@@ -237,7 +249,7 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-/// The same text as common::cell renders.
+/// The same text as exported::cell renders.
 fn render(v: &V) -> String {
     match v {
         V::Null => "null".into(),
@@ -509,6 +521,7 @@ fn dec_arg(x: i64, sel: u8) -> DecArg {
 /// Calls the append for input `i` with `x` (an integer), `b` (bytes) or `d`
 /// (a decimal); returns the code and the model's value if it were accepted.
 unsafe fn append(w: *mut QuiverWriter, node: u32, i: In, x: i64, b: &[u8], d: &DecArg) -> (c_int, V) {
+    // SAFETY: `w` is a live writer and `b`, `d` are live slices, per this function's contract.
     unsafe {
         match i {
             In::I8 => (quiver_append_i8(w, node, x as i8), V::Int(x as i8 as i128)),
@@ -610,6 +623,7 @@ pub fn take_events() -> BTreeMap<(&'static str, &'static str), u64> {
 unsafe fn gen_value(w: *mut QuiverWriter, s: &Schema, node: usize, inp: &mut Input) -> V {
     let n = &s.nodes[node];
     let node32 = node as u32;
+    // SAFETY: `w` is a live writer, per this function's contract.
     unsafe {
         let ok = |rc: c_int, what: &str| assert_eq!(rc, 0, "gen {what} into node {node}: {}", last(w));
         if n.nullable && inp.u8() % 4 == 0 {
@@ -708,6 +722,7 @@ unsafe fn gen_value(w: *mut QuiverWriter, s: &Schema, node: usize, inp: &mut Inp
 
 /// Writes and commits a whole valid row; returns its cells.
 unsafe fn gen_row(w: *mut QuiverWriter, s: &Schema, inp: &mut Input) -> Vec<String> {
+    // SAFETY: `w` is a live writer, per this function's contract.
     unsafe {
         let cells = s.top.iter().map(|&t| render(&gen_value(w, s, t, inp))).collect();
         assert_eq!(quiver_end_row(w), 0, "gen end_row: {}", last(w));
@@ -721,14 +736,122 @@ fn last(w: *mut QuiverWriter) -> String {
     if p.is_null() {
         String::new()
     } else {
+        // SAFETY: a non-NULL message from quiver is a NUL-terminated string.
         unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
     }
 }
 
 fn new_writer(c_schema: &FFI_ArrowSchema, opts: &QuiverOptions) -> *mut QuiverWriter {
     let mut w = null_mut();
+    // SAFETY: a valid schema and options; `w` is written on success.
     assert_eq!(unsafe { quiver_writer_new(c_schema, opts, &mut w) }, 0);
     w
+}
+
+// ---- broken columns --------------------------------------------------------------------
+
+/// One value to break in a column handed to `quiver_write_array`.
+#[derive(Debug)]
+struct Breakage {
+    /// `% 3`: 0 a byte of a utf8 value made 0xFF, 1 a value of a field that
+    /// cannot be null made null, 2 a decimal set to 10^precision.
+    kind: u8,
+    /// Which field of that kind, in pre-order (the column itself first).
+    pick: u8,
+    /// The byte (kind 0) or the value (kinds 1 and 2) to break, modulo how
+    /// many there are.
+    pos: usize,
+}
+
+impl Breakage {
+    /// `column` with the value broken, or None when it has no field of the
+    /// kind (or nothing in it to break).
+    fn apply(&self, column: &arrow_data::ArrayData, field: &Field) -> Option<arrow_data::ArrayData> {
+        let kind = self.kind % 3;
+        let mut found = Vec::new();
+        candidates(column, field, kind, &mut Vec::new(), &mut found);
+        if found.is_empty() {
+            return None;
+        }
+        let path = &found[self.pick as usize % found.len()];
+        Some(rebuild(column, path, &|d| break_value(d, kind, self.pos)))
+    }
+}
+
+/// The paths (child indexes) of the fields of `d` that a breakage of `kind` can hit.
+fn candidates(d: &arrow_data::ArrayData, f: &Field, kind: u8, path: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
+    let hit = match kind {
+        0 => matches!(d.data_type(), DataType::Utf8 | DataType::LargeUtf8) && !d.buffers()[1].is_empty(),
+        1 => !f.is_nullable() && !d.is_empty(),
+        _ => matches!(d.data_type(), DataType::Decimal128(..)) && !d.is_empty(),
+    };
+    if hit {
+        out.push(path.clone());
+    }
+    let child_fields: Vec<&Field> = match d.data_type() {
+        DataType::Struct(fs) => fs.iter().map(|f| f.as_ref()).collect(),
+        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) | DataType::Map(f, _) => {
+            vec![f.as_ref()]
+        }
+        _ => Vec::new(),
+    };
+    for (i, (c, cf)) in d.child_data().iter().zip(child_fields).enumerate() {
+        path.push(i);
+        candidates(c, cf, kind, path, out);
+        path.pop();
+    }
+}
+
+/// `d` with the field at `path` replaced by `f` of it; built without
+/// validation, since the point is data quiver must refuse.
+fn rebuild(
+    d: &arrow_data::ArrayData,
+    path: &[usize],
+    f: &dyn Fn(&arrow_data::ArrayData) -> arrow_data::ArrayData,
+) -> arrow_data::ArrayData {
+    let Some((&i, rest)) = path.split_first() else { return f(d) };
+    let mut children = d.child_data().to_vec();
+    children[i] = rebuild(&children[i], rest, f);
+    // SAFETY: the same data with one child replaced by one of its own type and length.
+    unsafe { d.clone().into_builder().child_data(children).build_unchecked() }
+}
+
+fn break_value(d: &arrow_data::ArrayData, kind: u8, pos: usize) -> arrow_data::ArrayData {
+    use arrow_buffer::Buffer;
+    let b = d.clone().into_builder();
+    let built = match kind {
+        0 => {
+            let mut values = d.buffers()[1].as_slice().to_vec();
+            let at = pos % values.len();
+            values[at] = 0xFF;
+            b.buffers(vec![d.buffers()[0].clone(), Buffer::from_vec(values)])
+        }
+        1 => {
+            let bits = d.offset() + d.len();
+            let mut valid = vec![0xFFu8; bits.div_ceil(8)];
+            if let Some(nulls) = d.nulls() {
+                for i in 0..d.len() {
+                    if nulls.is_null(i) {
+                        valid[(d.offset() + i) / 8] &= !(1 << ((d.offset() + i) % 8));
+                    }
+                }
+            }
+            let at = d.offset() + pos % d.len();
+            valid[at / 8] &= !(1 << (at % 8));
+            b.null_bit_buffer(Some(Buffer::from_vec(valid)))
+        }
+        _ => {
+            let DataType::Decimal128(precision, _) = d.data_type() else { unreachable!("a decimal128 field") };
+            let mut values = d.buffers()[0].as_slice().to_vec();
+            let at = (d.offset() + pos % d.len()) * 16;
+            let big = 10i128.pow(u32::from(*precision)) * if pos & 1 == 0 { 1 } else { -1 };
+            values[at..at + 16].copy_from_slice(&big.to_le_bytes());
+            b.buffers(vec![Buffer::from_vec(values)])
+        }
+    };
+    // SAFETY: buffers of the same sizes as the valid ones they replace; only
+    // their values break the type's rules, which quiver must check.
+    unsafe { built.build_unchecked() }
 }
 
 // ---- held batches ----------------------------------------------------------------------
@@ -743,23 +866,23 @@ fn verify(h: &mut Held, st: &DataType) {
     match h {
         Held::Batch { a, rows, moved } => {
             if moved.iter().all(|m| !m) {
-                assert_eq!(&common::render_exported(a, st), rows, "batch changed");
+                assert_eq!(&exported::render_exported(a, st), rows, "batch changed");
             } else {
                 assert_eq!(a.len(), rows.len());
                 for (c, f) in fields.iter().enumerate() {
                     if !moved[c] {
-                        let d = common::borrow_child(a, c, f.data_type());
+                        let d = exported::borrow_child(a, c, f.data_type());
                         d.validate_full().unwrap();
                         let want: Vec<String> = rows.iter().map(|r| r[c].clone()).collect();
-                        assert_eq!(common::column_cells(make_array(d).as_ref()), want, "column {c} changed");
+                        assert_eq!(exported::column_cells(make_array(d).as_ref()), want, "column {c} changed");
                     }
                 }
             }
         }
         Held::Child { a, col, cells } => {
-            let d = common::borrow_import(a, fields[*col].data_type());
+            let d = exported::borrow_import(a, fields[*col].data_type());
             d.validate_full().unwrap();
-            assert_eq!(&common::column_cells(make_array(d).as_ref()), cells, "moved child changed");
+            assert_eq!(&exported::column_cells(make_array(d).as_ref()), cells, "moved child changed");
         }
     }
 }
@@ -775,9 +898,9 @@ enum Outcome {
     Fail(Option<&'static str>),
     /// Wrote max_rows + 1 rows.
     TooMany,
-    /// Wrote this many rows, then left a row half written (EINVAL, even
-    /// after no row).
-    Partial(usize),
+    /// Wrote some rows (none or one), then left a row half written
+    /// (EINVAL, even after no row).
+    Partial,
 }
 
 struct FillCtx {
@@ -801,24 +924,29 @@ unsafe extern "C" fn fill(ctx: *mut c_void, w: *mut QuiverWriter, max_rows: i64)
     let max = max_rows as usize;
     let (outcome, rc) = match p % 8 {
         5 => {
+            // SAFETY: `w` is the stream's live writer, handed to this fill.
             (0..=max).for_each(|_| drop(unsafe { gen_row(w, &s, &mut inp) }));
             (Outcome::TooMany, 0)
         }
         6 => {
             let done = (p as usize >> 3) % 2;
+            // SAFETY: as above.
             (0..done).for_each(|_| drop(unsafe { gen_row(w, &s, &mut inp) }));
+            // SAFETY: as above.
             unsafe { gen_value(w, &s, s.top[0], &mut inp) };
-            (Outcome::Partial(done), 0)
+            (Outcome::Partial, 0)
         }
         7 => {
             let message = (p & 0x08 != 0).then_some(FILL_MESSAGE);
             if let Some(m) = message {
                 let text = std::ffi::CString::new(m).unwrap();
+                // SAFETY: `w` is live; `text` is NUL-terminated.
                 assert_eq!(unsafe { quiver_writer_set_error(w, text.as_ptr()) }, 0);
             }
             (Outcome::Fail(message), -1 - (p as c_int >> 4))
         }
         n => {
+            // SAFETY: as above.
             let rows = (0..(n as usize).min(max)).map(|_| unsafe { gen_row(w, &s, &mut inp) }).collect();
             (Outcome::Rows(rows), 0)
         }
@@ -838,8 +966,10 @@ struct Stream {
 }
 
 fn stream_error(s: &mut FFI_ArrowArrayStream) -> String {
+    // SAFETY: a live stream made by quiver.
     let p = unsafe { (s.get_last_error().unwrap())(s) };
     assert!(!p.is_null(), "a failed get_next has a message");
+    // SAFETY: checked non-NULL above: a NUL-terminated string owned by the stream.
     unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
 }
 
@@ -856,6 +986,7 @@ pub fn run(data: &[u8]) {
     let st = DataType::Struct(fields.clone());
     let c_schema = FFI_ArrowSchema::try_from(&parsed).unwrap();
     let mut opts = std::mem::MaybeUninit::<QuiverOptions>::uninit();
+    // SAFETY: quiver_options_default writes the whole struct before it is read.
     let mut opts = unsafe {
         quiver_options_default(opts.as_mut_ptr());
         opts.assume_init()
@@ -873,6 +1004,7 @@ pub fn run(data: &[u8]) {
 
     while !inp.done() {
         let code = inp.u8() % OPS;
+        // SAFETY: every pointer used below is a live writer or stream of this run, or a struct it exported.
         unsafe {
             match code {
                 op::APPEND_NULL => {
@@ -987,7 +1119,7 @@ pub fn run(data: &[u8]) {
                             if !moved[col] {
                                 moved[col] = true;
                                 let cells = rows.iter().map(|r| r[col].clone()).collect();
-                                child = Some(Held::Child { a: common::take_child(a, col), col, cells });
+                                child = Some(Held::Child { a: exported::take_child(a, col), col, cells });
                                 note("move_child", "ok");
                             }
                         }
@@ -1037,7 +1169,7 @@ pub fn run(data: &[u8]) {
                             Outcome::Rows(rows) if rows.is_empty() => Ok(None),
                             Outcome::Rows(rows) => Ok(Some(rows)),
                             // A half row fails the stream, also when it is all the fill wrote.
-                            Outcome::Partial(_) | Outcome::TooMany => Err((EINVAL, None)),
+                            Outcome::Partial | Outcome::TooMany => Err((EINVAL, None)),
                             Outcome::Fail(msg) => Err((EIO, Some(msg.unwrap_or("(no message set)")))),
                         };
                         match want {
@@ -1160,8 +1292,9 @@ pub fn run(data: &[u8]) {
                         m.commit_even();
                     }
                 }
-                op::WRITE_ARRAY => {
-                    // A batch from the second writer, one of its columns sliced.
+                op::WRITE_ARRAY | op::WRITE_ARRAY_BAD => {
+                    // A batch from the second writer, one of its columns sliced
+                    // (and, for WRITE_ARRAY_BAD, one value in it broken).
                     let nb = inp.u8();
                     let (n_rows, seeded) = if nb & 0x80 != 0 {
                         let n = (nb & 0x7f) as usize + 5;
@@ -1176,6 +1309,11 @@ pub fn run(data: &[u8]) {
                         b if b % 2 == 0 => m.s.top[col],
                         b => (b as usize / 2) % (count + 1),
                     };
+                    let breakage = (code == op::WRITE_ARRAY_BAD).then(|| Breakage {
+                        kind: inp.u8(),
+                        pick: inp.u8(),
+                        pos: inp.u8() as usize | (inp.u8() as usize) << 8,
+                    });
                     if src_w.is_null() {
                         src_w = new_writer(&c_schema, &opts);
                     }
@@ -1189,7 +1327,11 @@ pub fn run(data: &[u8]) {
                     let mut batch = FFI_ArrowArray::empty();
                     assert_eq!(quiver_writer_finish(src_w, &mut batch), 0, "{}", last(src_w));
                     let data = arrow_array::ffi::from_ffi_and_data_type(batch, st.clone()).unwrap();
-                    let column = data.child_data()[col].slice(off, len);
+                    let mut column = data.child_data()[col].slice(off, len);
+                    let broken = breakage.as_ref().and_then(|b| b.apply(&column, &fields[col]));
+                    if let Some(b) = broken {
+                        column = b;
+                    }
                     let col_type = column.data_type().clone();
                     let (c_array, c_col_schema) = arrow_array::ffi::to_ffi(&column).unwrap();
                     drop(column);
@@ -1202,9 +1344,18 @@ pub fn run(data: &[u8]) {
                         && m.open.is_empty()
                         && fields[m.top_index(node)].data_type().equals_datatype(&col_type)
                         && (m.s.nodes[node].nullable || !cells.iter().any(|c| c == "null"));
-                    check_rc(w, rc, if ok { Ok(()) } else { Err(EINVAL) }, "write_array", || {
-                        format!("write_array({node}, column {col} [{off}..+{len}])")
-                    });
+                    let detail = || format!("write_array({node}, column {col} [{off}..+{len}], broken {breakage:?})");
+                    let ok = if ok && breakage.is_some() && rc != 0 {
+                        // A broken value in reach: refused, with a message.
+                        assert!(rc == EINVAL || rc == ERANGE, "{}: got {rc}: {}", detail(), last(w));
+                        assert!(!last(w).is_empty(), "{}: failed without a message", detail());
+                        note("write_array_bad", code_name(rc));
+                        false
+                    } else {
+                        let name = if breakage.is_some() { "write_array_bad" } else { "write_array" };
+                        check_rc(w, rc, if ok { Ok(()) } else { Err(EINVAL) }, name, detail);
+                        ok
+                    };
                     if ok {
                         let i = m.top_index(node);
                         m.pending[i].extend(cells);
@@ -1242,6 +1393,7 @@ pub fn run(data: &[u8]) {
     }
 
     // Free the writers and release the stream first, then release what is held.
+    // SAFETY: each writer and stream is live and freed or released once here.
     unsafe {
         quiver_writer_free(w);
         quiver_writer_free(src_w);

@@ -39,22 +39,18 @@ use quiver::{parse_schema, schema_to_text, ArrowWriter, ErrorCode, WriterOptions
 
 const EINVAL: c_int = 22;
 
-/// Options of every writer: one row of capacity, so that what a batch
-/// reserves up front is one value of each column. (A batch reserves
-/// `min(batch_rows, 2^20)` values of each top-level column before its first
-/// write; with the default 8192 rows, a column at the value-bytes bound
-/// reserves 128 GiB and the first append panics in the allocator. The fuzz
-/// target found it; docs/reliability.md, "Recursion and the nesting bound",
-/// lists it as open.)
+/// Options of every writer: the defaults (8192 rows per batch), so that what
+/// a batch reserves up front for the widest rows the bounds allow
+/// (`quiver::depth::MAX_ROW_BYTES`) is exercised too: a few rows, not 8192 of
+/// them.
 fn options() -> WriterOptions {
-    WriterOptions { batch_rows: 1, ..WriterOptions::default() }
+    WriterOptions::default()
 }
 
 fn c_options() -> QuiverOptions {
     let mut o = QuiverOptions { batch_rows: 0, recycle: false, retain: 0, validate_utf8: false };
     // SAFETY: a struct to fill.
     unsafe { quiver_options_default(&mut o) };
-    o.batch_rows = 1;
     o
 }
 
@@ -210,6 +206,7 @@ fn c_writer(text: &str, ffi: &FFI_ArrowSchema, schema: &Schema, takes: &[bool]) 
     let mut w = null_mut();
     // SAFETY: the parser's exported schema, borrowed.
     let o = c_options();
+    // SAFETY: `ffi` is the parser's exported schema, `o` valid options; `w` is written on success.
     let rc = unsafe { quiver_writer_new(ffi, &o, &mut w) };
     assert_eq!(rc, 0, "the parser accepts {text:?}, quiver_writer_new refuses it: {}", last_error());
     // SAFETY: the writer just made, freed at the end.

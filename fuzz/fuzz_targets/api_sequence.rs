@@ -4,7 +4,7 @@
 
 #[path = "../driver/api_sequence.rs"]
 mod api_sequence;
-#[path = "../../tests/reliability/common.rs"]
-mod common;
+#[path = "../../tests/reliability/exported.rs"]
+mod exported;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| api_sequence::run(data));

@@ -1,13 +1,13 @@
-//! The C ABI (docs/design.md §6): one file per C object. Every `extern "C"` function
-//! checks its pointers before use and catches panics; errors are errno values
-//! with a message naming the call, the node and the problem.
+//! The C ABI (docs/design.md §6): one file per C object. Every `extern "C"`
+//! function and every callback handed to C goes through the boundary of
+//! [`boundary`]: pointer checks, panics caught, errno values with a message
+//! `"<call>: <problem>"`. [`abi`] mirrors the Arrow C structs.
 
 use std::cell::RefCell;
-use std::ffi::{c_char, c_int, CString};
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ffi::{c_char, CString};
 
-use crate::error::QuiverError;
-
+pub mod abi;
+pub(crate) mod boundary;
 pub mod options;
 pub mod schema;
 pub mod stream;
@@ -17,6 +17,7 @@ thread_local! {
     static LAST_ERROR: RefCell<Option<CString>> = const { RefCell::new(None) };
 }
 
+/// `message` as a C string (a NUL inside becomes `\0`).
 pub(crate) fn c_string(message: &str) -> CString {
     CString::new(message.replace('\0', "\\0")).expect("NULs replaced")
 }
@@ -26,40 +27,21 @@ pub(crate) fn set_thread_error(message: &str) {
     LAST_ERROR.with(|e| *e.borrow_mut() = Some(c_string(message)));
 }
 
-/// Records `e` as this thread's last error and returns its errno.
-pub(crate) fn fail(e: QuiverError) -> c_int {
-    set_thread_error(e.message());
-    e.errno()
-}
-
-pub(crate) fn null_arg(call: &str, arg: &str) -> c_int {
-    fail(QuiverError::invalid(format!("{call}: {arg} is NULL")))
-}
-
-/// Runs `f` with panics caught; a panic becomes `ENOTRECOVERABLE`.
-pub(crate) fn guard(call: &str, f: impl FnOnce() -> c_int) -> c_int {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(rc) => rc,
-        Err(panic) => {
-            set_thread_error(&format!("{call}: panic caught: {}", crate::stream::panic_message(&panic)));
-            libc::ENOTRECOVERABLE
-        }
-    }
-}
-
 /// Message of the last failure on this thread of a call that had no writer
 /// yet (e.g. `quiver_writer_new`, `quiver_schema_parse`); every failing call
 /// also sets it. NULL if none. Valid until the next failing call on this
 /// thread. Ownership: the string belongs to the library; do not free it.
 #[no_mangle]
 pub extern "C" fn quiver_last_error() -> *const c_char {
-    LAST_ERROR.with(|e| e.borrow().as_ref().map_or(std::ptr::null(), |m| m.as_ptr()))
+    boundary::enter("quiver_last_error", || {
+        Ok(LAST_ERROR.with(|e| e.borrow().as_ref().map_or(std::ptr::null(), |m| m.as_ptr())))
+    })
 }
 
 /// The crate version, e.g. "0.1.0". Ownership: a static string; do not free it.
 #[no_mangle]
 pub extern "C" fn quiver_version() -> *const c_char {
-    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+    boundary::enter("quiver_version", || Ok(concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()))
 }
 
 /// Number of `ArrowArray` structs this process got from quiver (batches from
@@ -68,5 +50,5 @@ pub extern "C" fn quiver_version() -> *const c_char {
 /// Zero once a consumer has released everything. Ownership: nothing to free.
 #[no_mangle]
 pub extern "C" fn quiver_live_arrays() -> i64 {
-    crate::export::live_arrays()
+    boundary::enter("quiver_live_arrays", || Ok(crate::export::live_arrays()))
 }

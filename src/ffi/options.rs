@@ -1,8 +1,7 @@
 //! `QuiverOptions` and `QuiverStats`.
 
-use std::ffi::c_int;
-
 use crate::error::{QuiverError, Result};
+use crate::ffi::boundary::enter;
 use crate::writer::{WriterOptions, WriterStats};
 
 /// Options of a writer or stream. Always start from `quiver_options_default`.
@@ -74,34 +73,37 @@ impl QuiverOptions {
 }
 
 /// Reads `opts` (NULL: defaults).
-pub(crate) fn writer_options(opts: *const QuiverOptions, call: &str) -> Result<WriterOptions> {
-    if opts.is_null() {
-        return Ok(WriterOptions::default());
+///
+/// # Safety
+/// `opts` is NULL or points to a readable `QuiverOptions`.
+pub(crate) unsafe fn writer_options(opts: *const QuiverOptions, call: &str) -> Result<WriterOptions> {
+    // SAFETY: per the contract.
+    match unsafe { opts.as_ref() } {
+        None => Ok(WriterOptions::default()),
+        Some(opts) => opts.to_writer_options(call),
     }
-    // SAFETY: non-NULL `opts` points to a QuiverOptions the caller owns.
-    unsafe { *opts }.to_writer_options(call)
 }
 
 /// Fills `*opts` with the defaults (batch_rows 8192, recycle true, retain 3,
 /// validate_utf8 true). Ownership: `opts` is the caller's; NULL is a no-op.
+///
+/// # Safety
+/// `opts` is NULL or valid for writes.
 #[no_mangle]
 pub unsafe extern "C" fn quiver_options_default(opts: *mut QuiverOptions) {
-    if opts.is_null() {
-        return;
-    }
-    let d = WriterOptions::default();
-    let value = QuiverOptions {
-        batch_rows: d.batch_rows as i64,
-        recycle: d.recycle,
-        retain: d.retain as i32,
-        validate_utf8: d.validate_utf8,
-    };
-    // SAFETY: non-NULL `opts` is valid for writes.
-    unsafe { opts.write(value) };
-}
-
-pub(crate) fn write_stats(out: *mut QuiverStats, stats: WriterStats) -> c_int {
-    // SAFETY: checked non-NULL by the caller; valid for writes.
-    unsafe { out.write(stats.into()) };
-    0
+    enter("quiver_options_default", || {
+        if opts.is_null() {
+            return Ok(());
+        }
+        let d = WriterOptions::default();
+        let value = QuiverOptions {
+            batch_rows: d.batch_rows as i64,
+            recycle: d.recycle,
+            retain: d.retain as i32,
+            validate_utf8: d.validate_utf8,
+        };
+        // SAFETY: non-NULL `opts` is valid for writes.
+        unsafe { opts.write(value) };
+        Ok(())
+    })
 }

@@ -8,9 +8,9 @@ use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::SchemaRef;
 
 use crate::error::{ErrorCode, QuiverError, Result};
+use crate::ffi::boundary::{enter, non_null, present};
 use crate::ffi::options::QuiverOptions;
 use crate::ffi::writer::{new_writer, QuiverWriter};
-use crate::ffi::{fail, guard, null_arg};
 use crate::stream::{export_stream, finish_step, BatchSource, Step};
 
 /// Writes up to `max_rows` rows into `w`. Returns 0 on success; writing no
@@ -97,6 +97,12 @@ impl BatchSource for CallbackSource {
 /// `get_next` belong to the consumer and stay valid after the stream is
 /// released. On failure `*out` is untouched and `ctx` stays the caller's
 /// (`release_ctx` is not called).
+///
+/// # Safety
+/// `schema` is NULL or a valid `ArrowSchema`; `opts` is NULL or a valid
+/// `QuiverOptions`; `out` is NULL or valid for writes; `fill` and
+/// `release_ctx` are NULL or functions that may be called with `ctx` from
+/// the thread that pulls the stream.
 #[no_mangle]
 pub unsafe extern "C" fn quiver_stream_new(
     schema: *const FFI_ArrowSchema,
@@ -107,25 +113,16 @@ pub unsafe extern "C" fn quiver_stream_new(
     out: *mut FFI_ArrowArrayStream,
 ) -> c_int {
     const CALL: &str = "quiver_stream_new";
-    if schema.is_null() {
-        return null_arg(CALL, "schema");
-    }
-    if out.is_null() {
-        return null_arg(CALL, "out");
-    }
-    let Some(fill) = fill else {
-        return null_arg(CALL, "fill");
-    };
-    guard(CALL, || {
+    enter(CALL, || {
+        non_null(CALL, "schema", schema)?;
+        non_null(CALL, "out", out)?;
+        let fill = present(CALL, "fill", fill)?;
         // SAFETY: non-NULL pointers from the caller, borrowed.
-        let writer = match unsafe { new_writer(schema, opts, CALL) } {
-            Ok(w) => w,
-            Err(e) => return fail(e),
-        };
+        let writer = unsafe { new_writer(schema, opts, CALL)? };
         let source =
             CallbackSource { writer: Box::new(writer), fill, context: Context { ctx, release_ctx }, done: false };
         // SAFETY: `out` is non-NULL and valid for writes.
         unsafe { out.write(export_stream(Box::new(source))) };
-        0
+        Ok(0)
     })
 }

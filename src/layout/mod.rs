@@ -168,6 +168,20 @@ impl Layout {
         }
     }
 
+    /// Bytes one value reserves in these buffers when a top-level column
+    /// starts a batch (a bit of a bitmap counted as a byte).
+    pub fn reserved_value_bytes(&self) -> usize {
+        match self {
+            Layout::Null | Layout::Struct | Layout::FixedList { .. } | Layout::RunEnd { .. } => 0,
+            Layout::Bool { .. } => 1,
+            Layout::Fixed { width, .. } | Layout::Dictionary { width, .. } => *width,
+            Layout::ListView { .. } => 2 * self.offset_width(),
+            Layout::Union { offsets, .. } => 1 + 4 * usize::from(offsets.is_some()),
+            Layout::View { .. } => 16,
+            Layout::Var { .. } | Layout::List { .. } => self.offset_width(),
+        }
+    }
+
     /// The buffers of this layout (the node's validity aside).
     pub fn slots(&self) -> impl Iterator<Item = &Slot> {
         let (a, b) = match self {

@@ -120,6 +120,18 @@ pub const MAX_BATCH_ROWS: usize = i32::MAX as usize;
 /// huge up-front allocation.
 const RESERVE_ROWS: usize = 1 << 20;
 
+/// Bytes of capacity a batch reserves up front over all its top-level
+/// columns: a schema of wide rows (up to `depth::MAX_ROW_BYTES` each)
+/// reserves fewer rows than `RESERVE_ROWS` and grows as rows arrive, so
+/// that what a schema alone makes a writer allocate stays bounded.
+const RESERVE_BYTES: usize = 1 << 26;
+
+/// Bytes one row of top-level column `n` reserves in its own buffers at the
+/// start of a batch (a bit of validity counted as a byte).
+fn reserved_row_bytes(n: &Node) -> usize {
+    n.layout.reserved_value_bytes() + usize::from(n.validity.is_some())
+}
+
 /// `open_top` before the batch's first write: no node's `up`.
 const NOT_STARTED: usize = usize::MAX - 1;
 
@@ -238,7 +250,9 @@ impl ArrowWriter {
     /// new ones otherwise (docs/design.md §2 rules 2, 3, 5, 7).
     fn start_batch(&mut self) {
         let recycle = self.options.recycle;
-        let cap = self.options.batch_rows.min(RESERVE_ROWS);
+        let row_bytes: usize =
+            self.nodes.iter().filter(|n| n.parent.is_none()).map(reserved_row_bytes).sum::<usize>().max(1);
+        let cap = self.options.batch_rows.min(RESERVE_ROWS).min((RESERVE_BYTES / row_bytes).max(1));
         let counters = &mut self.counters;
         for n in &mut self.nodes {
             let rows = if n.parent.is_none() { cap } else { 0 };

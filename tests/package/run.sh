@@ -35,7 +35,7 @@ crate_contents() {
   done
   # every test and bench target the manifest declares, with the sources it pulls in (but
   # fuzz/driver: fuzz/ is a package of its own, which cargo leaves out of this crate)
-  for f in tests/*.rs benches/*.rs tests/common/mod.rs tests/reliability/common.rs; do
+  for f in tests/*.rs benches/*.rs tests/all_types/mod.rs tests/exact/mod.rs tests/reliability/exported.rs; do
     grep -qx "$f" <<<"$list" || { echo "the crate lacks $f (a declared target or its module)"; return 1; }
   done
   if grep -E '^(tests/data|\.venv|\.deps|fuzz/corpus|fuzz/target|target|bindings|python|scripts|bench)/' <<<"$list"; then

@@ -4,33 +4,17 @@
 //! exported C structs, and moving a child out of an exported batch.
 #![allow(dead_code)]
 
-use std::ffi::c_void;
-
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
 use arrow_array::{make_array, Array, ArrayRef, StructArray};
 use arrow_data::ffi::FFI_ArrowArray;
 use arrow_data::ArrayData;
 use arrow_schema::DataType;
+pub use quiver::ffi::abi::ArrowArray;
 
-/// Same layout as the C Data Interface's `struct ArrowArray`.
-#[repr(C)]
-pub struct RawArray {
-    pub length: i64,
-    pub null_count: i64,
-    pub offset: i64,
-    pub n_buffers: i64,
-    pub n_children: i64,
-    pub buffers: *mut *const c_void,
-    pub children: *mut *mut RawArray,
-    pub dictionary: *mut RawArray,
-    pub release: Option<unsafe extern "C" fn(*mut RawArray)>,
-    pub private_data: *mut c_void,
-}
-
-pub fn raw(a: &mut FFI_ArrowArray) -> &mut RawArray {
-    // SAFETY: FFI_ArrowArray is #[repr(C)] with the C Data Interface layout.
-    unsafe { &mut *(a as *mut FFI_ArrowArray as *mut RawArray) }
+pub fn raw(a: &mut FFI_ArrowArray) -> &mut ArrowArray {
+    // SAFETY: quiver's mirror of `struct ArrowArray`, at the same address.
+    unsafe { &mut *ArrowArray::from_ffi_mut(a) }
 }
 
 /// Moves child `i` out of an exported array (a bitwise copy; the parent's

@@ -1,0 +1,201 @@
+//! The row path of the C API: typed appends, begin/end of nested values,
+//! committing or dropping a row.
+
+use std::ffi::c_int;
+
+use crate::error::{QuiverError, Result};
+use crate::ffi::boundary::{enter_writer, enter_writer_fast, non_null};
+use crate::ffi::writer::QuiverWriter;
+use crate::node::Input;
+use crate::writer::ArrowWriter;
+
+/// Defines the C appends of native numbers: for each `fn <name>(v: <type>)
+/// => <Input variant>, <ArrowWriter method>;`, an `extern "C"` function that
+/// tries the writer's inlined fast path (`try_native`), else calls the
+/// method, inside the writer's boundary.
+///
+/// cbindgen does not expand macros: build.rs expands the table of the one
+/// invocation below into plain declarations (the `///` lines, then the
+/// function) for the header, so an entry keeps exactly this form, and the
+/// `# Safety` lines the macro adds are the ones build.rs adds.
+macro_rules! c_numeric_appends {
+    ($($(#[doc = $doc:literal])* fn $name:ident(v: $ty:ty) => $input:ident, $method:ident;)*) => {$(
+        $(#[doc = $doc])*
+        ///
+        /// # Safety
+        /// `w` is NULL or a live writer, used by this call alone.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(w: *mut QuiverWriter, node: u32, v: $ty) -> c_int {
+            enter_writer_fast(
+                stringify!($name),
+                w,
+                |x| x.try_native(node as usize, Input::$input, v),
+                move |x| x.$method(node as usize, v),
+            )
+        }
+    )*};
+}
+
+/// Appends a null to `node` (a null struct or fixed-size list gets null,
+/// zeroed children). EINVAL for a non-nullable node.
+/// Ownership: nothing changes hands (same for every append below).
+///
+/// # Safety
+/// `w` is NULL or a live writer, used by this call alone.
+#[no_mangle]
+pub unsafe extern "C" fn quiver_append_null(w: *mut QuiverWriter, node: u32) -> c_int {
+    enter_writer_fast("quiver_append_null", w, |x| x.try_null(node as usize), move |x| x.append_null(node as usize))
+}
+
+/// Appends a boolean.
+///
+/// # Safety
+/// `w` is NULL or a live writer, used by this call alone.
+#[no_mangle]
+pub unsafe extern "C" fn quiver_append_bool(w: *mut QuiverWriter, node: u32, v: bool) -> c_int {
+    enter_writer("quiver_append_bool", w, |x| x.append_bool(node as usize, v))
+}
+
+c_numeric_appends! {
+    /// Appends an int8.
+    fn quiver_append_i8(v: i8) => I8, append_i8;
+    /// Appends an int16.
+    fn quiver_append_i16(v: i16) => I16, append_i16;
+    /// Appends an int32 (also date32, time32, interval year-month).
+    fn quiver_append_i32(v: i32) => I32, append_i32;
+    /// Appends an int64 (also date64, time64, timestamp, duration, and a
+    /// decimal's unscaled value).
+    fn quiver_append_i64(v: i64) => I64, append_i64;
+    /// Appends a uint8.
+    fn quiver_append_u8(v: u8) => U8, append_u8;
+    /// Appends a uint16 (also a float16's raw bits).
+    fn quiver_append_u16(v: u16) => U16, append_u16;
+    /// Appends a uint32.
+    fn quiver_append_u32(v: u32) => U32, append_u32;
+    /// Appends a uint64.
+    fn quiver_append_u64(v: u64) => U64, append_u64;
+    /// Appends a float32 (also into a float16 column, rounded to nearest).
+    fn quiver_append_f32(v: f32) => F32, append_f32;
+    /// Appends a float64.
+    fn quiver_append_f64(v: f64) => F64, append_f64;
+}
+
+/// Appends `len` bytes to a utf8, binary, large form, or fixed-size binary
+/// (exactly its width) node, or the raw bytes of a day-time (8) or
+/// month-day-nano (16) interval. EINVAL for invalid UTF-8 (when checked) or a
+/// wrong width; EOVERFLOW when a 32-bit-offset column would pass 2^31-1 bytes.
+/// Ownership: `data` is borrowed (copied); it may be NULL when `len` is 0.
+///
+/// # Safety
+/// `w` is NULL or a live writer, used by this call alone; `data` is NULL or
+/// points to `len` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn quiver_append_bytes(w: *mut QuiverWriter, node: u32, data: *const u8, len: usize) -> c_int {
+    const CALL: &str = "quiver_append_bytes";
+    let fast = |x: &mut ArrowWriter| {
+        // The checks of borrowed_bytes; anything else takes the full path.
+        if len > isize::MAX as usize || (len > 0 && data.is_null()) {
+            return false;
+        }
+        // SAFETY: `data` points to `len` readable bytes (or len is 0).
+        let bytes = if len == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(data, len) } };
+        x.try_bytes(node as usize, bytes, false)
+    };
+    enter_writer_fast(CALL, w, fast, move |x| {
+        // SAFETY: `data` points to `len` readable bytes (or len is 0).
+        let bytes = unsafe { borrowed_bytes(data, len, CALL)? };
+        x.append_bytes(node as usize, bytes)
+    })
+}
+
+/// Appends a decimal's unscaled value: `len` (1..=32) little-endian two's
+/// complement bytes, sign-extended. ERANGE when over the precision.
+/// Ownership: `le_bytes` is borrowed (copied).
+///
+/// # Safety
+/// `w` is NULL or a live writer, used by this call alone; `le_bytes` is NULL
+/// or points to `len` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn quiver_append_decimal(
+    w: *mut QuiverWriter,
+    node: u32,
+    le_bytes: *const u8,
+    len: usize,
+) -> c_int {
+    const CALL: &str = "quiver_append_decimal";
+    let fast = |x: &mut ArrowWriter| {
+        if len != 16 || le_bytes.is_null() {
+            return false;
+        }
+        // SAFETY: `le_bytes` points to `len` (16) readable bytes.
+        let v = i128::from_le_bytes(unsafe { le_bytes.cast::<[u8; 16]>().read_unaligned() });
+        x.try_decimal(node as usize, v)
+    };
+    enter_writer_fast(CALL, w, fast, move |x| {
+        non_null(CALL, "le_bytes", le_bytes)?;
+        // SAFETY: `le_bytes` points to `len` readable bytes.
+        let bytes = unsafe { borrowed_bytes(le_bytes, len, CALL)? };
+        x.append_decimal_bytes(node as usize, bytes)
+    })
+}
+
+/// The caller's `len` bytes at `data` (none when `len` is 0, whatever `data`).
+///
+/// # Safety
+/// `data` is NULL or points to `len` readable bytes that stay unchanged for `'a`.
+pub(crate) unsafe fn borrowed_bytes<'a>(data: *const u8, len: usize, call: &str) -> Result<&'a [u8]> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if data.is_null() {
+        return Err(QuiverError::invalid(format!("{call}: data is NULL with len {len}")));
+    }
+    if len > isize::MAX as usize {
+        return Err(QuiverError::invalid(format!("{call}: len {len} is too large")));
+    }
+    // SAFETY: per the contract; `data` is non-NULL and `len` fits an isize.
+    Ok(unsafe { std::slice::from_raw_parts(data, len) })
+}
+
+/// Starts one list, large list, fixed-size list, struct or map value of
+/// `node`; its children are appended next, then `quiver_end(w, node)`.
+/// Ownership: nothing changes hands.
+///
+/// # Safety
+/// `w` is NULL or a live writer, used by this call alone.
+#[no_mangle]
+pub unsafe extern "C" fn quiver_begin(w: *mut QuiverWriter, node: u32) -> c_int {
+    enter_writer_fast("quiver_begin", w, |x| x.try_begin(node as usize), move |x| x.begin(node as usize))
+}
+
+/// Ends the value begun on `node` (the innermost open node). EINVAL when a
+/// struct child or fixed-size list value is missing; the value stays open.
+/// Ownership: nothing changes hands.
+///
+/// # Safety
+/// `w` is NULL or a live writer, used by this call alone.
+#[no_mangle]
+pub unsafe extern "C" fn quiver_end(w: *mut QuiverWriter, node: u32) -> c_int {
+    enter_writer_fast("quiver_end", w, |x| x.try_end(node as usize), move |x| x.end(node as usize))
+}
+
+/// Commits the row: every top-level column must have one value. EINVAL
+/// (naming the missing column) leaves the row open.
+/// Ownership: nothing changes hands.
+///
+/// # Safety
+/// `w` is NULL or a live writer, used by this call alone.
+#[no_mangle]
+pub unsafe extern "C" fn quiver_end_row(w: *mut QuiverWriter) -> c_int {
+    enter_writer_fast("quiver_end_row", w, |x| x.try_end_row(), |x| x.end_row())
+}
+
+/// Drops the uncommitted part of the row; committed rows stay intact.
+/// Ownership: nothing changes hands.
+///
+/// # Safety
+/// `w` is NULL or a live writer, used by this call alone.
+#[no_mangle]
+pub unsafe extern "C" fn quiver_abort_row(w: *mut QuiverWriter) -> c_int {
+    enter_writer("quiver_abort_row", w, |x| x.abort_row())
+}
