@@ -112,3 +112,10 @@ impl From<ArrowError> for QuiverError {
 }
 
 pub type Result<T, E = QuiverError> = std::result::Result<T, E>;
+
+pub(crate) fn overflow(call: &str, what: &str, end: usize) -> QuiverError {
+    QuiverError::new(
+        ErrorCode::Overflow,
+        format!("{call}: {what}: the batch would need offset {end}, past 2^31-1; finish this batch and write the value into the next"),
+    )
+}

@@ -6,11 +6,9 @@
 #![doc = include_str!("../README.md")]
 
 mod buffer;
-mod columns;
 pub mod depth;
-mod encoded;
 pub mod error;
-mod layouts;
+mod layout;
 mod node;
 pub mod schema_text;
 mod writer;

@@ -9,6 +9,9 @@ use std::collections::VecDeque;
 
 use arrow_buffer::{Buffer, MutableBuffer};
 
+pub(crate) mod bits;
+pub(crate) mod offsets;
+
 /// Counters of the buffer life cycle, shared by all slots of a writer.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Counters {

@@ -1,5 +1,6 @@
-//! The node tree of a writer: one [`Node`] per field of the schema, nested
-//! fields included, numbered in pre-order (docs/design.md §6, "Nodes").
+//! Building the node tree of a schema: a [`Node`] and its [`Layout`] per
+//! field, public nodes in pre-order, then the hidden value nodes of encoded
+//! nodes.
 
 use std::sync::Arc;
 
@@ -7,205 +8,9 @@ use arrow_schema::{DataType, Field, FieldRef, IntervalUnit, Schema};
 
 use crate::buffer::Slot;
 use crate::error::{ErrorCode, QuiverError, Result};
+use crate::layout::{decimal, Kind, Layout};
 
-/// The physical shape of a node: which buffers it has and how it is written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
-    Null,
-    Bool,
-    /// Fixed-width values of `width` bytes (integers, floats, decimals,
-    /// temporal types, intervals, fixed-size binary).
-    Fixed {
-        width: usize,
-    },
-    /// Variable-width bytes with 4- or 8-byte offsets.
-    Var {
-        large: bool,
-        utf8: bool,
-    },
-    /// List / large list / map: offsets into one child.
-    List {
-        large: bool,
-    },
-    FixedList {
-        size: usize,
-    },
-    Struct,
-    /// Dictionary (`ree: false`: keys of `index_width` bytes) or run-end
-    /// encoded (`ree: true`: run ends of `index_width` bytes). The logical
-    /// values are written into a hidden value node (`Node::value_node`).
-    Encoded {
-        ree: bool,
-        index_width: usize,
-    },
-    /// Sparse or dense union: type ids, offsets when dense, one child per member.
-    Union {
-        dense: bool,
-    },
-    /// Utf8View / BinaryView: 16-byte views and one data buffer.
-    View {
-        utf8: bool,
-    },
-    /// ListView / LargeListView: offsets and sizes into one child.
-    ListView {
-        large: bool,
-    },
-}
-
-/// A typed value a row-path append can carry; a node accepts a set of them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub(crate) enum Input {
-    Bool,
-    I8,
-    I16,
-    I32,
-    I64,
-    U8,
-    U16,
-    U32,
-    U64,
-    F32,
-    F64,
-    Bytes,
-    Decimal,
-}
-
-impl Input {
-    pub fn name(self) -> &'static str {
-        match self {
-            Input::Bool => "append_bool",
-            Input::I8 => "append_i8",
-            Input::I16 => "append_i16",
-            Input::I32 => "append_i32",
-            Input::I64 => "append_i64",
-            Input::U8 => "append_u8",
-            Input::U16 => "append_u16",
-            Input::U32 => "append_u32",
-            Input::U64 => "append_u64",
-            Input::F32 => "append_f32",
-            Input::F64 => "append_f64",
-            Input::Bytes => "append_bytes",
-            Input::Decimal => "append_decimal",
-        }
-    }
-    const ALL: [Input; 13] = [
-        Input::Bool,
-        Input::I8,
-        Input::I16,
-        Input::I32,
-        Input::I64,
-        Input::U8,
-        Input::U16,
-        Input::U32,
-        Input::U64,
-        Input::F32,
-        Input::F64,
-        Input::Bytes,
-        Input::Decimal,
-    ];
-}
-
-pub(crate) fn mask(inputs: &[Input]) -> u16 {
-    inputs.iter().fold(0, |m, i| m | 1 << *i as u8)
-}
-
-#[derive(Debug)]
-pub(crate) struct Node {
-    pub field: FieldRef,
-    /// Dotted path of the field, for messages (`pt.x`, `tags.item`).
-    pub path: String,
-    pub kind: Kind,
-    pub accepts: u16,
-    pub nullable: bool,
-    pub parent: Option<usize>,
-    pub children: Vec<usize>,
-    /// Decimal precision, checked by row-path appends.
-    pub decimal_precision: Option<u8>,
-    /// Values written in the current batch (committed or not).
-    pub len: usize,
-    pub null_count: usize,
-    /// `len` at the last committed row, kept only for the nodes whose
-    /// committed length does not follow from their parent's (children of
-    /// unions, list views and encoded nodes); see `ArrowWriter::commit`.
-    pub committed_len: usize,
-    /// The row path's fast checks (set by `ArrowWriter::create`): the parent's
-    /// node number, or `usize::MAX` for a top-level column.
-    pub up: usize,
-    /// Which position check the fast path makes (`writer::RULE_*`).
-    pub rule: u8,
-    /// The input the fast fixed-width append takes (`Input as u8`, its native
-    /// width being the node's), or `u8::MAX` for none.
-    pub fast: u8,
-    /// A null is written by the fast path (nullable fixed-width, variable-width or list).
-    pub null_fast: bool,
-    /// Decimal of width <= 16: the unscaled values allowed are `-bound < v < bound`
-    /// (10^precision); 0 for other nodes.
-    pub dec_bound: i128,
-    /// Fast decimal128 append: the unscaled values it takes, `dec_lo..=dec_hi`
-    /// (the precision's range, or all of i128 when the check is off).
-    pub dec_lo: i128,
-    pub dec_hi: i128,
-    /// Validity bitmap (nullable nodes only).
-    pub validity: Option<Slot>,
-    /// Values (fixed), value bitmap (bool) or offsets (var, list, map).
-    pub values: Option<Slot>,
-    /// Bytes of variable-width values and views, dense union offsets, list-view sizes.
-    pub data: Option<Slot>,
-    /// Hidden node holding the values of a dictionary / run-end encoded node.
-    pub value_node: Option<usize>,
-    /// Interning state of a dictionary / run-end encoded node.
-    pub encoding: Option<Box<Encoding>>,
-    /// Union type ids, one per child.
-    pub type_ids: Vec<i8>,
-    /// Child length when the open list view value began; for a union, the
-    /// sum of its children's lengths.
-    pub open_start: usize,
-    /// Union: each child's length when the open value began.
-    pub open_lens: Vec<usize>,
-    /// Not a public node: the value node of an encoded node.
-    pub hidden: bool,
-}
-
-/// What an encoded node needs to find equal values.
-#[derive(Debug, Default)]
-pub(crate) struct Encoding {
-    /// Dictionary: value key -> dictionary index.
-    pub index: std::collections::HashMap<Vec<u8>, usize>,
-    /// Run-end encoded: the key of the last run's value.
-    pub last: Option<Vec<u8>>,
-    /// Lengths and null counts of the value subtree before the value being written.
-    pub snapshot: Vec<(usize, usize)>,
-    /// The value subtree (the value node and its descendants).
-    pub subtree: Vec<usize>,
-}
-
-impl Node {
-    pub fn describe(&self, node: usize) -> String {
-        format!("node {node} '{}' ({})", self.path, self.field.data_type())
-    }
-
-    pub fn accepts(&self, input: Input) -> bool {
-        self.accepts & (1 << input as u8) != 0
-    }
-
-    /// The appends this node takes, for error messages.
-    pub fn accepted_names(&self) -> String {
-        let names: Vec<&str> = Input::ALL.iter().filter(|i| self.accepts(**i)).map(|i| i.name()).collect();
-        match (names.is_empty(), self.kind) {
-            (true, Kind::Null) => "append_null only".into(),
-            (true, _) => "begin/end (it is nested)".into(),
-            _ => names.join(", "),
-        }
-    }
-
-    pub fn offset_width(&self) -> usize {
-        match self.kind {
-            Kind::Var { large: true, .. } | Kind::List { large: true } | Kind::ListView { large: true } => 8,
-            _ => 4,
-        }
-    }
-}
+use super::{mask, Input, Node, Rule, NO_OPEN};
 
 /// Builds the node tree of `schema`: public nodes in pre-order, then the
 /// hidden value nodes of encoded nodes. An unsupported type is an `ENOSYS`
@@ -234,7 +39,9 @@ pub(crate) fn build_nodes(schema: &Schema) -> Result<Vec<Node>> {
     for i in 0..out.len() {
         if out[i].value_node.is_some() {
             let subtree = subtree_of(&out, out[i].value_node.expect("checked"));
-            out[i].encoding.as_mut().expect("encoded nodes have an encoding").subtree = subtree;
+            if let Some(encoding) = out[i].layout.encoding_slot() {
+                encoding.subtree = subtree;
+            }
         }
     }
     Ok(out)
@@ -334,42 +141,57 @@ fn add_node(nodes: &mut Vec<Node>, field: &FieldRef, path: String, parent: Optio
         }
     };
     let index = nodes.len();
+    let layout = match (kind, precision) {
+        (Kind::Null, _) => Layout::Null,
+        (Kind::Bool, _) => Layout::Bool { values: Slot::default() },
+        (Kind::Fixed { width }, Some(precision)) => {
+            let decimal = Some(decimal::Spec { precision, lo: 0, hi: 0 });
+            Layout::Fixed { values: Slot::default(), width, decimal }
+        }
+        (Kind::Fixed { width }, None) => Layout::Fixed { values: Slot::default(), width, decimal: None },
+        (Kind::Var { large, utf8 }, _) => Layout::Var { offsets: Slot::default(), data: Slot::default(), large, utf8 },
+        (Kind::View { utf8 }, _) => Layout::View { views: Slot::default(), data: Slot::default(), utf8 },
+        (Kind::List { large }, _) => Layout::List { offsets: Slot::default(), large },
+        (Kind::ListView { large }, _) => {
+            Layout::ListView { offsets: Slot::default(), sizes: Slot::default(), large, open_start: 0 }
+        }
+        (Kind::FixedList { size }, _) => Layout::FixedList { size },
+        (Kind::Struct, _) => Layout::Struct,
+        (Kind::Union { dense }, _) => Layout::Union {
+            type_ids: Slot::default(),
+            offsets: dense.then(Slot::default),
+            ids: match dt {
+                DataType::Union(fields, _) => fields.iter().map(|(id, _)| id).collect(),
+                _ => Vec::new(),
+            },
+            open_lens: Vec::new(),
+        },
+        (Kind::Encoded { ree: false, index_width }, _) => {
+            Layout::Dictionary { keys: Slot::default(), width: index_width, encoding: Some(Box::default()) }
+        }
+        (Kind::Encoded { ree: true, index_width }, _) => {
+            Layout::RunEnd { run_ends: Slot::default(), width: index_width, encoding: Some(Box::default()) }
+        }
+    };
     nodes.push(Node {
         field: field.clone(),
         path: path.clone(),
-        kind,
+        layout,
         accepts: mask(accepts),
         nullable: field.is_nullable(),
         parent,
         children: Vec::new(),
-        decimal_precision: precision,
         len: 0,
         null_count: 0,
         committed_len: 0,
-        up: usize::MAX,
-        rule: 0,
-        fast: u8::MAX,
+        up: NO_OPEN,
+        rule: Rule::Top,
+        fast: None,
         null_fast: false,
-        dec_bound: 0,
-        dec_lo: 0,
-        dec_hi: 0,
         validity: (field.is_nullable()
             && !matches!(kind, Kind::Null | Kind::Union { .. } | Kind::Encoded { ree: true, .. }))
         .then(Slot::default),
-        values: (!matches!(kind, Kind::Null | Kind::Struct | Kind::FixedList { .. })).then(Slot::default),
-        data: matches!(
-            kind,
-            Kind::Var { .. } | Kind::View { .. } | Kind::ListView { .. } | Kind::Union { dense: true }
-        )
-        .then(Slot::default),
         value_node: None,
-        encoding: matches!(kind, Kind::Encoded { .. }).then(Box::default),
-        type_ids: match dt {
-            DataType::Union(fields, _) => fields.iter().map(|(id, _)| id).collect(),
-            _ => Vec::new(),
-        },
-        open_start: 0,
-        open_lens: Vec::new(),
         hidden: false,
     });
     let value_type = match dt {
@@ -383,7 +205,6 @@ fn add_node(nodes: &mut Vec<Node>, field: &FieldRef, path: String, parent: Optio
         let v = add_node(nodes, &Arc::new(value_field), path.clone(), Some(index))?;
         nodes[v].hidden = true;
         nodes[index].accepts = nodes[v].accepts;
-        nodes[index].decimal_precision = nodes[v].decimal_precision;
         nodes[index].value_node = Some(v);
         nodes[index].children.push(v);
         return Ok(index);

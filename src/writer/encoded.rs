@@ -6,54 +6,25 @@
 use arrow_data::ArrayData;
 use arrow_schema::DataType;
 
-use crate::columns::Bits;
+use crate::buffer::bits::Bits;
+use crate::buffer::offsets::read_int;
+use crate::buffer::Slot;
 use crate::error::{ErrorCode, QuiverError, Result};
-use crate::node::{Encoding, Kind};
-use crate::writer::ArrowWriter;
+use crate::layout::encoded::{max_key, push_index, set_last_run_end};
+use crate::layout::view::view_value;
+use crate::layout::{union, Encoding, Kind, Layout};
 
-/// Kinds that take `begin` / `end`.
-pub(crate) fn is_container(kind: Kind) -> bool {
-    matches!(
-        kind,
-        Kind::List { .. } | Kind::FixedList { .. } | Kind::Struct | Kind::ListView { .. } | Kind::Union { .. }
-    )
-}
-
-/// Reads the `i`-th little-endian integer of `width` bytes (signed).
-pub(crate) fn read_int(bytes: &[u8], width: usize, i: usize) -> i64 {
-    let b = &bytes[i * width..(i + 1) * width];
-    match width {
-        1 => b[0] as i8 as i64,
-        2 => i16::from_le_bytes([b[0], b[1]]) as i64,
-        4 => i32::from_le_bytes(b.try_into().expect("4 bytes")) as i64,
-        _ => i64::from_le_bytes(b.try_into().expect("8 bytes")),
-    }
-}
-
-/// The largest dictionary index the key type of `dt` holds.
-fn max_key(dt: &DataType) -> usize {
-    match dt {
-        DataType::Dictionary(key, _) => match key.as_ref() {
-            DataType::Int8 => i8::MAX as usize,
-            DataType::UInt8 => u8::MAX as usize,
-            DataType::Int16 => i16::MAX as usize,
-            DataType::UInt16 => u16::MAX as usize,
-            DataType::Int32 => i32::MAX as usize,
-            DataType::UInt32 => u32::MAX as usize,
-            _ => i64::MAX as usize,
-        },
-        DataType::RunEndEncoded(run_ends, _) => match run_ends.data_type() {
-            DataType::Int16 => i16::MAX as usize,
-            DataType::Int32 => i32::MAX as usize,
-            _ => i64::MAX as usize,
-        },
-        _ => usize::MAX,
-    }
-}
+use super::ArrowWriter;
 
 impl ArrowWriter {
+    /// Takes the interning state out of encoded `node`, so that the writer
+    /// can work on the value nodes meanwhile; `put_encoding` puts it back.
     fn take_encoding(&mut self, node: usize) -> Box<Encoding> {
-        self.nodes[node].encoding.take().expect("encoded nodes have an encoding")
+        self.nodes[node].layout.encoding_slot().take().expect("an encoded node, its encoding not taken")
+    }
+
+    fn put_encoding(&mut self, node: usize, enc: Box<Encoding>) {
+        *self.nodes[node].layout.encoding_slot() = Some(enc);
     }
 
     /// Records the value subtree of encoded `node` before a value is written.
@@ -61,10 +32,10 @@ impl ArrowWriter {
         let mut enc = self.take_encoding(node);
         enc.snapshot.clear();
         enc.snapshot.extend(enc.subtree.iter().map(|&i| (self.nodes[i].len, self.nodes[i].null_count)));
-        self.nodes[node].encoding = Some(enc);
+        self.put_encoding(node, enc);
     }
 
-    fn restore_values(&mut self, enc: &Encoding) {
+    pub(super) fn restore_values(&mut self, enc: &Encoding) {
         self.truncate_nodes(&enc.subtree, &enc.snapshot);
     }
 
@@ -75,7 +46,7 @@ impl ArrowWriter {
         if let Err(e) = write(self) {
             let enc = self.take_encoding(node);
             self.rollback_nodes(&enc.subtree, &enc.snapshot);
-            self.nodes[node].encoding = Some(enc);
+            self.put_encoding(node, enc);
             return Err(e);
         }
         self.commit_encoded(node)
@@ -85,7 +56,7 @@ impl ArrowWriter {
     /// encoded `node`: a dictionary index, or a run.
     pub(crate) fn commit_encoded(&mut self, node: usize) -> Result<()> {
         let v = self.nodes[node].value_node.expect("encoded node");
-        let Kind::Encoded { ree, index_width } = self.nodes[node].kind else { unreachable!("encoded node") };
+        let Kind::Encoded { ree, index_width } = self.nodes[node].kind() else { unreachable!("encoded node") };
         let written = self.nodes[v].len - 1;
         let mut key = Vec::new();
         self.value_key(v, written, &mut key);
@@ -95,7 +66,7 @@ impl ArrowWriter {
             match enc.index.get(&key) {
                 Some(&index) => {
                     self.restore_values(&enc);
-                    self.push_index(node, index, index_width);
+                    self.push_key(node, index);
                     Ok(())
                 }
                 None if written > max => {
@@ -104,7 +75,7 @@ impl ArrowWriter {
                 }
                 None => {
                     enc.index.insert(key, written);
-                    self.push_index(node, written, index_width);
+                    self.push_key(node, written);
                     Ok(())
                 }
             }
@@ -120,20 +91,17 @@ impl ArrowWriter {
             } else {
                 enc.last = Some(key);
                 let n = &mut self.nodes[node];
-                n.values
-                    .as_mut()
-                    .expect("run ends")
-                    .buf
-                    .extend_from_slice(&((len + 1) as u64).to_le_bytes()[..index_width]);
+                let Layout::RunEnd { run_ends, .. } = &mut n.layout else { unreachable!("a run-end layout") };
+                push_index(run_ends, index_width, len + 1);
                 n.len += 1;
                 Ok(())
             }
         };
-        self.nodes[node].encoding = Some(enc);
+        self.put_encoding(node, enc);
         result
     }
 
-    fn encoded_full(&self, node: usize, what: &str, max: usize) -> QuiverError {
+    pub(super) fn encoded_full(&self, node: usize, what: &str, max: usize) -> QuiverError {
         QuiverError::new(
             ErrorCode::Overflow,
             format!(
@@ -143,9 +111,10 @@ impl ArrowWriter {
         )
     }
 
-    fn push_index(&mut self, node: usize, index: usize, width: usize) {
+    fn push_key(&mut self, node: usize, index: usize) {
         let n = &mut self.nodes[node];
-        n.values.as_mut().expect("keys").buf.extend_from_slice(&(index as u64).to_le_bytes()[..width]);
+        let Layout::Dictionary { keys, width, .. } = &mut n.layout else { unreachable!("a dictionary layout") };
+        push_index(keys, *width, index);
         if let Some(v) = &mut n.validity {
             v.set_bit(n.len);
         }
@@ -154,23 +123,19 @@ impl ArrowWriter {
 
     /// Makes the last run `extra` values longer.
     pub(crate) fn extend_last_run(&mut self, node: usize, extra: usize) {
-        let Kind::Encoded { index_width, .. } = self.nodes[node].kind else { unreachable!("run-end node") };
         let n = &mut self.nodes[node];
         n.len += extra;
-        let ends = &mut n.values.as_mut().expect("run ends").buf;
-        let at = ends.len() - index_width;
-        let end = n.len as u64;
-        ends.as_slice_mut()[at..].copy_from_slice(&end.to_le_bytes()[..index_width]);
+        let Layout::RunEnd { run_ends, width, .. } = &mut n.layout else { unreachable!("a run-end layout") };
+        set_last_run_end(run_ends, *width, n.len);
     }
 
     /// `count` nulls of encoded `node` (a null key; for run-end encoding a
     /// null value, which extends a run of nulls).
     pub(crate) fn fill_null_encoded(&mut self, node: usize, count: usize) {
-        let Kind::Encoded { ree, index_width } = self.nodes[node].kind else { unreachable!("encoded node") };
         let n = &mut self.nodes[node];
-        if !ree {
+        if let Layout::Dictionary { keys, width, .. } = &mut n.layout {
             if let Some(v) = &mut n.validity {
-                n.values.as_mut().expect("keys").buf.extend_zeros(count * index_width);
+                keys.buf.extend_zeros(count * *width);
                 v.ensure_bits(n.len + count);
                 n.null_count += count;
                 n.len += count;
@@ -192,17 +157,16 @@ impl ArrowWriter {
     /// length; cut run ends back to the runs left and end the last run at the
     /// node's length.
     pub(crate) fn repair_encoded(&mut self, node: usize) {
-        let Kind::Encoded { ree, index_width } = self.nodes[node].kind else { return };
+        let Kind::Encoded { ree, index_width } = self.nodes[node].kind() else { return };
         let v = self.nodes[node].value_node.expect("encoded node");
         let values = self.nodes[v].len;
         let mut enc = self.take_encoding(node);
         if ree {
-            let len = self.nodes[node].len;
-            let ends = &mut self.nodes[node].values.as_mut().expect("run ends").buf;
-            ends.truncate(values * index_width);
+            let n = &mut self.nodes[node];
+            let Layout::RunEnd { run_ends, .. } = &mut n.layout else { unreachable!("a run-end layout") };
+            run_ends.buf.truncate(values * index_width);
             if values > 0 {
-                let at = ends.len() - index_width;
-                ends.as_slice_mut()[at..].copy_from_slice(&(len as u64).to_le_bytes()[..index_width]);
+                set_last_run_end(run_ends, index_width, n.len);
                 let mut key = Vec::new();
                 self.value_key(v, values - 1, &mut key);
                 enc.last = Some(key);
@@ -212,7 +176,7 @@ impl ArrowWriter {
         } else {
             enc.index.retain(|_, index| *index < values);
         }
-        self.nodes[node].encoding = Some(enc);
+        self.put_encoding(node, enc);
     }
 
     /// Appends a key identifying value `idx` of `node` to `out`: equal keys
@@ -226,70 +190,64 @@ impl ArrowWriter {
             }
         }
         out.push(1);
-        let width = n.offset_width();
-        let values = n.values.as_ref().map(|s| s.buf.as_slice()).unwrap_or(&[]);
-        match n.kind {
-            Kind::Null => {}
-            Kind::Bool => out.push(n.values.as_ref().expect("bool values").get_bit(idx) as u8),
-            Kind::Fixed { width } => out.extend_from_slice(&values[idx * width..(idx + 1) * width]),
-            Kind::Var { .. } => {
-                let (s, e) = (read_int(values, width, idx) as usize, read_int(values, width, idx + 1) as usize);
+        let list_key = |s: usize, e: usize, out: &mut Vec<u8>| {
+            out.extend_from_slice(&((e - s) as u64).to_le_bytes());
+            for j in s..e {
+                self.value_key(n.children[0], j, out);
+            }
+        };
+        match &n.layout {
+            Layout::Null => {}
+            Layout::Bool { values } => out.push(values.get_bit(idx) as u8),
+            Layout::Fixed { values, width, .. } => {
+                out.extend_from_slice(&bytes(values)[idx * width..(idx + 1) * width])
+            }
+            Layout::Var { offsets, data, large, .. } => {
+                let w = if *large { 8 } else { 4 };
+                let (s, e) = (read_int(bytes(offsets), w, idx) as usize, read_int(bytes(offsets), w, idx + 1) as usize);
                 out.extend_from_slice(&((e - s) as u64).to_le_bytes());
-                out.extend_from_slice(&n.data.as_ref().expect("var data").buf.as_slice()[s..e]);
+                out.extend_from_slice(&bytes(data)[s..e]);
             }
-            Kind::View { .. } => {
-                let bytes = crate::layouts::view_value(
-                    &values[idx * 16..idx * 16 + 16],
-                    &[n.data.as_ref().expect("view data").buf.as_slice()],
-                );
-                out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
-                out.extend_from_slice(bytes);
+            Layout::View { views, data, .. } => {
+                let value = view_value(&bytes(views)[idx * 16..idx * 16 + 16], &[bytes(data)]);
+                out.extend_from_slice(&(value.len() as u64).to_le_bytes());
+                out.extend_from_slice(value);
             }
-            Kind::List { .. } | Kind::ListView { .. } => {
-                let (s, e) = match n.kind {
-                    Kind::List { .. } => {
-                        (read_int(values, width, idx) as usize, read_int(values, width, idx + 1) as usize)
-                    }
-                    _ => {
-                        let s = read_int(values, width, idx) as usize;
-                        (s, s + read_int(n.data.as_ref().expect("sizes").buf.as_slice(), width, idx) as usize)
-                    }
-                };
-                out.extend_from_slice(&((e - s) as u64).to_le_bytes());
-                for j in s..e {
-                    self.value_key(n.children[0], j, out);
-                }
+            Layout::List { offsets, large } => {
+                let w = if *large { 8 } else { 4 };
+                list_key(read_int(bytes(offsets), w, idx) as usize, read_int(bytes(offsets), w, idx + 1) as usize, out)
             }
-            Kind::FixedList { size } => {
+            Layout::ListView { offsets, sizes, large, .. } => {
+                let w = if *large { 8 } else { 4 };
+                let s = read_int(bytes(offsets), w, idx) as usize;
+                list_key(s, s + read_int(bytes(sizes), w, idx) as usize, out)
+            }
+            Layout::FixedList { size } => {
                 for j in idx * size..(idx + 1) * size {
                     self.value_key(n.children[0], j, out);
                 }
             }
-            Kind::Struct => {
+            Layout::Struct => {
                 for &c in &n.children {
                     self.value_key(c, idx, out);
                 }
             }
-            Kind::Union { dense } => {
-                let type_id = values[idx] as i8;
+            Layout::Union { type_ids, offsets, ids, .. } => {
+                let type_id = bytes(type_ids)[idx] as i8;
                 out.push(type_id as u8);
-                let member = n.type_ids.iter().position(|&t| t == type_id).expect("written type ids are known");
-                let at = if dense {
-                    read_int(n.data.as_ref().expect("offsets").buf.as_slice(), 4, idx) as usize
-                } else {
-                    idx
-                };
+                let member = union::member_of(ids, type_id).expect("written type ids are known");
+                let at = offsets.as_ref().map_or(idx, |o| read_int(bytes(o), 4, idx) as usize);
                 self.value_key(n.children[member], at, out);
             }
-            Kind::Encoded { ree: false, index_width } => {
-                out.extend_from_slice(&values[idx * index_width..(idx + 1) * index_width]);
+            Layout::Dictionary { keys, width, .. } => {
+                out.extend_from_slice(&bytes(keys)[idx * width..(idx + 1) * width]);
             }
-            Kind::Encoded { ree: true, index_width } => {
-                let runs = values.len() / index_width;
+            Layout::RunEnd { run_ends, width, .. } => {
+                let runs = bytes(run_ends).len() / width;
                 let run = (0..runs)
-                    .position(|r| read_int(values, index_width, r) as usize > idx)
+                    .position(|r| read_int(bytes(run_ends), *width, r) as usize > idx)
                     .expect("idx within the runs");
-                self.value_key(n.value_node.expect("encoded node"), run, out);
+                self.value_key(n.value_node.expect("an encoded node has a value node"), run, out);
             }
         }
     }
@@ -304,7 +262,7 @@ impl ArrowWriter {
         count: usize,
         bits: Option<Bits>,
     ) -> Result<()> {
-        let Kind::Encoded { ree, .. } = self.nodes[node].kind else { unreachable!("encoded node") };
+        let Kind::Encoded { ree, .. } = self.nodes[node].kind() else { unreachable!("encoded node") };
         let v = self.nodes[node].value_node.expect("encoded node");
         let off = data.offset() + start;
         if !ree {
@@ -333,14 +291,17 @@ impl ArrowWriter {
                         values.len()
                     )));
                 }
-                let Kind::Encoded { index_width, .. } = self.nodes[node].kind else { unreachable!() };
+                let Kind::Encoded { index_width, .. } = self.nodes[node].kind() else { unreachable!() };
                 match ours[key] {
-                    Some(index) => self.push_index(node, index, index_width),
+                    Some(index) => self.push_key(node, index),
                     None => {
                         self.append_encoded(node, |w| w.copy_data(v, values, key, 1))
                             .inspect_err(|_| self.refused_at = self.refused_at.map(|_| start + i))?;
-                        let keys_now = self.nodes[node].values.as_ref().expect("keys").buf.as_slice();
-                        ours[key] = Some(read_int(keys_now, index_width, self.nodes[node].len - 1) as u64 as usize);
+                        let Layout::Dictionary { keys, .. } = &self.nodes[node].layout else {
+                            unreachable!("a dictionary layout")
+                        };
+                        ours[key] =
+                            Some(read_int(keys.buf.as_slice(), index_width, self.nodes[node].len - 1) as u64 as usize);
                     }
                 }
             }
@@ -368,4 +329,9 @@ impl ArrowWriter {
         }
         Ok(())
     }
+}
+
+/// The bytes of `slot` written so far.
+fn bytes(slot: &Slot) -> &[u8] {
+    slot.buf.as_slice()
 }

@@ -1,0 +1,70 @@
+//! Setting up the row path's fast checks on a built node tree: each node's
+//! `up` and position [`Rule`], the input its fast fixed-width append takes,
+//! the decimal128 fast range, and whether its nulls take the fast path.
+
+use crate::layout::{decimal, Kind, Layout};
+
+use super::{Input, Node, Rule, NO_OPEN};
+
+/// Sets each node's `up`, `rule` and fast-path inputs (see `Node`).
+pub(crate) fn prepare_fast_paths(nodes: &mut [Node], check_decimal_precision: bool) {
+    for n in nodes.iter_mut() {
+        if let Layout::Fixed { width: 16, decimal: Some(spec), .. } = &mut n.layout {
+            if spec.precision <= 38 {
+                n.fast = Some(Input::Decimal);
+                (spec.lo, spec.hi) = decimal::fast_range(spec.precision, check_decimal_precision);
+            }
+        }
+        if let Layout::Fixed { width, decimal: None, .. } = n.layout {
+            // The input whose native width is the node's, if it takes one
+            // (float16 takes f32 too, converted: not on the fast path).
+            let native = [
+                Input::I8,
+                Input::U8,
+                Input::I16,
+                Input::U16,
+                Input::I32,
+                Input::U32,
+                Input::F32,
+                Input::I64,
+                Input::U64,
+                Input::F64,
+            ]
+            .into_iter()
+            .find(|&i| n.accepts(i) && native_width(i) == width);
+            if let Some(input) = native {
+                n.fast = Some(input);
+            }
+        }
+        n.null_fast = n.nullable
+            && n.validity.is_some()
+            && matches!(n.kind(), Kind::Fixed { .. } | Kind::Var { .. } | Kind::List { .. });
+    }
+    for i in 0..nodes.len() {
+        let (up, rule) = match nodes[i].parent {
+            None => (NO_OPEN, Rule::Top),
+            Some(p) => (
+                p,
+                match nodes[p].kind() {
+                    Kind::Struct => Rule::Struct,
+                    Kind::List { .. } | Kind::ListView { .. } => Rule::Any,
+                    Kind::FixedList { .. } => Rule::Fixed,
+                    _ => Rule::Slow,
+                },
+            ),
+        };
+        nodes[i].up = up;
+        nodes[i].rule = rule;
+        debug_assert!(!nodes[i].hidden || rule == Rule::Slow, "a hidden node is never written through the fast paths");
+    }
+}
+
+fn native_width(input: Input) -> usize {
+    match input {
+        Input::I8 | Input::U8 => 1,
+        Input::I16 | Input::U16 => 2,
+        Input::I32 | Input::U32 | Input::F32 => 4,
+        Input::I64 | Input::U64 | Input::F64 => 8,
+        _ => 0,
+    }
+}
