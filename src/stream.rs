@@ -13,8 +13,8 @@ use arrow_schema::{ArrowError, SchemaRef};
 use crate::error::{ErrorCode, QuiverError, Result};
 use crate::export::export_array;
 use crate::ffi::abi::{ArrowArray, ArrowArrayStream, ArrowSchema};
+use crate::ffi::boundary::c_string;
 use crate::ffi::boundary::{enter, guarded, non_null, panic_message, panicked, Refused};
-use crate::ffi::c_string;
 use crate::writer::ArrowWriter;
 
 /// What a fill closure says after writing.

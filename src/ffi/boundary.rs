@@ -1,6 +1,7 @@
 //! The C boundary: every `extern "C"` function of the crate and every
 //! callback it hands out runs its body through [`enter`], or, for calls that
-//! write through a writer, [`enter_writer`] / [`enter_writer_fast`], or, for
+//! write through a writer, `enter_writer` / `enter_writer_fast` (src/ffi/handle.rs,
+//! beside the writer's C handle, so that this module depends on no C object), or, for
 //! a stream's `get_schema`, `get_next` and `get_last_error`, `enter_stream`
 //! (src/stream.rs); all of them are [`guarded`] underneath. (The `release`
 //! of exported arrays and streams goes through [`enter`].) They give every
@@ -34,13 +35,11 @@
 //! field of the copy.
 
 use std::any::Any;
-use std::ffi::{c_char, c_int};
+use std::cell::RefCell;
+use std::ffi::{c_char, c_int, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::error::{ErrorCode, QuiverError, Result};
-use crate::ffi::set_thread_error;
-use crate::ffi::writer::QuiverWriter;
-use crate::writer::ArrowWriter;
 
 /// What a call returns when it fails with errno `code` (a NULL argument, an
 /// error, a caught panic).
@@ -88,7 +87,7 @@ pub(crate) fn panicked(call: &str, panic: Box<dyn Any + Send>) -> QuiverError {
 
 #[cold]
 #[inline(never)]
-fn null(call: &str, arg: &str) -> QuiverError {
+pub(crate) fn null(call: &str, arg: &str) -> QuiverError {
     QuiverError::invalid(format!("{call}: {arg} is NULL"))
 }
 
@@ -161,105 +160,27 @@ pub(crate) fn enter<R: Refused>(call: &'static str, body: impl FnOnce() -> Resul
 
 #[cold]
 #[inline(never)]
-fn record_on_thread(e: &QuiverError) -> c_int {
+pub(crate) fn record_on_thread(e: &QuiverError) -> c_int {
     set_thread_error(e.message());
     e.errno()
 }
 
-/// The boundary of a call that writes through `w`: `w` checked for NULL,
-/// a poisoned writer refused, `body` run on its `ArrowWriter` with panics
-/// caught (a panic poisons the writer), errors recorded on the writer and
-/// the thread. Inlined into each call: the common case is two tests and
-/// `body` inside the boundary.
-#[inline(always)]
-pub(crate) fn enter_writer(
-    call: &'static str,
-    w: *mut QuiverWriter,
-    body: impl FnOnce(&mut ArrowWriter) -> Result<()>,
-) -> c_int {
-    // SAFETY: non-NULL `w` is a writer made by quiver_writer_new (or handed
-    // to a fill callback), used from one thread at a time.
-    let Some(qw) = (unsafe { w.as_mut() }) else {
-        return record_on_thread(&null(call, "w"));
-    };
-    if qw.status.flagged() {
-        return enter_flagged(call, qw, body);
-    }
-    let status = &mut qw.status;
-    let writer = &mut qw.writer;
-    guarded(status, || body(writer).map(|()| 0), |s, e| s.fail(&e), |s, panic| s.panicked(call, panic))
+thread_local! {
+    static LAST_ERROR: RefCell<Option<CString>> = const { RefCell::new(None) };
 }
 
-/// A row-path call: `fast` (the writer's inlined fast path, which returns
-/// false having changed nothing when it does not apply) inside the boundary,
-/// else `full` through [`enter_writer`], out of line. Only the fast path is
-/// inlined into each call: two tests, `fast`, and a cold call for a panic.
-#[inline(always)]
-pub(crate) fn enter_writer_fast(
-    call: &'static str,
-    w: *mut QuiverWriter,
-    fast: impl FnOnce(&mut ArrowWriter) -> bool,
-    full: impl FnOnce(&mut ArrowWriter) -> Result<()>,
-) -> c_int {
-    // SAFETY: as in enter_writer.
-    if let Some(qw) = unsafe { w.as_mut() } {
-        if !qw.status.flagged() {
-            let writer = &mut qw.writer;
-            // The failure paths take `w` itself, which the call keeps in a
-            // register anyway: nothing is set up for them on the fast path.
-            let done = guarded(
-                w,
-                || Ok(fast(writer).then_some(0)),
-                // SAFETY: `fast` returned (or unwound), so nothing else
-                // borrows the writer behind `w`.
-                |w, e| Some(unsafe { (*w).status.fail(&e) }),
-                // SAFETY: as above.
-                |w, panic| Some(unsafe { (*w).status.panicked(call, panic) }),
-            );
-            if let Some(rc) = done {
-                return rc;
-            }
-        }
-    }
-    enter_writer_out_of_line(call, w, full)
+/// `message` as a C string (a NUL inside becomes `\0`).
+pub(crate) fn c_string(message: &str) -> CString {
+    CString::new(message.replace('\0', "\\0")).expect("NULs replaced")
 }
 
-#[inline(never)]
-fn enter_writer_out_of_line(
-    call: &'static str,
-    w: *mut QuiverWriter,
-    full: impl FnOnce(&mut ArrowWriter) -> Result<()>,
-) -> c_int {
-    enter_writer(call, w, full)
+/// Records `message` as this thread's last error.
+pub(crate) fn set_thread_error(message: &str) {
+    LAST_ERROR.with(|e| *e.borrow_mut() = Some(c_string(message)));
 }
 
-/// [`enter_writer`] for a poisoned writer (or, with the `test-hooks`
-/// feature, an injected panic).
-#[cold]
-#[inline(never)]
-fn enter_flagged(
-    call: &'static str,
-    qw: &mut QuiverWriter,
-    body: impl FnOnce(&mut ArrowWriter) -> Result<()>,
-) -> c_int {
-    if qw.status.poisoned {
-        let e = QuiverError::new(
-            ErrorCode::Poisoned,
-            format!("{call}: the writer is poisoned by an earlier panic; free it"),
-        );
-        return qw.status.fail(&e);
-    }
-    #[cfg(feature = "test-hooks")]
-    let inject = std::mem::take(&mut qw.status.panic_next);
-    #[cfg(not(feature = "test-hooks"))]
-    let inject = false;
-    let status = &mut qw.status;
-    let writer = &mut qw.writer;
-    let body = || {
-        if inject {
-            panic!("injected panic (tests of the panic boundary)");
-        }
-        body(writer).map(|()| 0)
-    };
-    guarded(status, body, |s, e| s.fail(&e), |s, panic| s.panicked(call, panic))
+/// This thread's last error as a C string, or NULL: valid until the next
+/// failing call on this thread.
+pub(crate) fn thread_error() -> *const c_char {
+    LAST_ERROR.with(|e| e.borrow().as_ref().map_or(std::ptr::null(), |m| m.as_ptr()))
 }

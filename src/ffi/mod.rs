@@ -1,31 +1,17 @@
 //! The C ABI (docs/design.md §6): one file per C object. Every `extern "C"`
 //! function and every callback handed to C goes through the boundary of
-//! [`boundary`]: pointer checks, panics caught, errno values with a message
+//! `boundary`: pointer checks, panics caught, errno values with a message
 //! `"<call>: <problem>"`. [`abi`] mirrors the Arrow C structs.
 
-use std::cell::RefCell;
-use std::ffi::{c_char, CString};
+use std::ffi::c_char;
 
 pub mod abi;
 pub(crate) mod boundary;
+pub(crate) mod handle;
 pub mod options;
 pub mod schema;
 pub mod stream;
 pub mod writer;
-
-thread_local! {
-    static LAST_ERROR: RefCell<Option<CString>> = const { RefCell::new(None) };
-}
-
-/// `message` as a C string (a NUL inside becomes `\0`).
-pub(crate) fn c_string(message: &str) -> CString {
-    CString::new(message.replace('\0', "\\0")).expect("NULs replaced")
-}
-
-/// Records `message` as this thread's last error.
-pub(crate) fn set_thread_error(message: &str) {
-    LAST_ERROR.with(|e| *e.borrow_mut() = Some(c_string(message)));
-}
 
 /// Message of the last failure on this thread of a call that had no writer
 /// yet (e.g. `quiver_writer_new`, `quiver_schema_parse`); every failing call
@@ -33,9 +19,7 @@ pub(crate) fn set_thread_error(message: &str) {
 /// thread. Ownership: the string belongs to the library; do not free it.
 #[no_mangle]
 pub extern "C" fn quiver_last_error() -> *const c_char {
-    boundary::enter("quiver_last_error", || {
-        Ok(LAST_ERROR.with(|e| e.borrow().as_ref().map_or(std::ptr::null(), |m| m.as_ptr())))
-    })
+    boundary::enter("quiver_last_error", || Ok(boundary::thread_error()))
 }
 
 /// The crate version, e.g. "0.1.0". Ownership: a static string; do not free it.

@@ -1,19 +1,21 @@
 //! `QuiverWriter`: creation, errors, counters, batches. The row path is in
-//! [`append`], the column path in [`column`]; both are re-exported here.
+//! [`append`], the column path in [`column`](mod@column); both are re-exported here.
 
-use std::any::Any;
-use std::ffi::{c_char, c_int, CStr, CString};
+use std::ffi::{c_char, c_int, CStr};
 
 use arrow_array::StructArray;
 use arrow_data::ffi::FFI_ArrowArray;
 use arrow_schema::ffi::FFI_ArrowSchema;
 
-use crate::error::{QuiverError, Result};
+use crate::error::Result;
 use crate::export::export_array;
-use crate::ffi::boundary::{arg, arg_mut, enter, enter_writer, non_null, panicked};
+use crate::ffi::boundary::{arg, arg_mut, enter, non_null};
+use crate::ffi::handle::enter_writer;
+#[cfg(feature = "test-hooks")]
+pub use crate::ffi::handle::inject_panic_for_tests;
+pub use crate::ffi::handle::QuiverWriter;
 use crate::ffi::options::{writer_options, QuiverOptions, QuiverStats};
 use crate::ffi::schema::{export_schema, import_schema};
-use crate::ffi::{c_string, set_thread_error};
 use crate::writer::ArrowWriter;
 
 pub mod append;
@@ -21,82 +23,6 @@ pub mod column;
 
 pub use append::*;
 pub use column::*;
-
-/// A writer (opaque). Not thread-safe: use one writer from one thread at a
-/// time. Batches it has exported may be released on any thread.
-pub struct QuiverWriter {
-    pub(crate) writer: ArrowWriter,
-    pub(crate) status: Status,
-}
-
-/// What the C boundary keeps of a writer besides the writer itself.
-#[derive(Default)]
-pub(crate) struct Status {
-    last_error: Option<CString>,
-    pub(crate) poisoned: bool,
-    /// Fault injection for tests of the panic boundary.
-    #[cfg(feature = "test-hooks")]
-    pub(crate) panic_next: bool,
-}
-
-impl Status {
-    /// Whether a call must take the boundary's cold path.
-    #[inline(always)]
-    pub(crate) fn flagged(&self) -> bool {
-        #[cfg(feature = "test-hooks")]
-        return self.poisoned || self.panic_next;
-        #[cfg(not(feature = "test-hooks"))]
-        return self.poisoned;
-    }
-
-    /// Records a failed call on the writer and the thread; returns its errno.
-    #[cold]
-    #[inline(never)]
-    pub(crate) fn fail(&mut self, e: &QuiverError) -> c_int {
-        self.last_error = Some(c_string(e.message()));
-        set_thread_error(e.message());
-        e.errno()
-    }
-
-    /// Records a panic caught in `call` and poisons the writer; returns
-    /// `ENOTRECOVERABLE`.
-    #[cold]
-    #[inline(never)]
-    pub(crate) fn panicked(&mut self, call: &str, panic: Box<dyn Any + Send>) -> c_int {
-        self.poisoned = true;
-        let e = panicked(call, panic);
-        self.fail(&QuiverError::new(e.code(), format!("{}; the writer is poisoned", e.message())))
-    }
-}
-
-impl QuiverWriter {
-    pub(crate) fn new(writer: ArrowWriter) -> Self {
-        QuiverWriter { writer, status: Status::default() }
-    }
-
-    pub(crate) fn is_poisoned(&self) -> bool {
-        self.status.poisoned
-    }
-
-    pub(crate) fn last_error_message(&self) -> Option<String> {
-        self.status.last_error.as_ref().map(|m| m.to_string_lossy().into_owned())
-    }
-}
-
-/// Makes the next call on `w` panic inside its panic boundary: how tests
-/// reach the boundary and the poisoned state without a bug to trigger. Not
-/// part of the C API; built only with the `test-hooks` feature.
-///
-/// # Safety
-/// `w` is NULL or a live writer from `quiver_writer_new`, not in use by
-/// another call.
-#[cfg(feature = "test-hooks")]
-pub unsafe fn inject_panic_for_tests(w: *mut QuiverWriter) {
-    // SAFETY: per the contract.
-    if let Some(qw) = unsafe { w.as_mut() } {
-        qw.status.panic_next = true;
-    }
-}
 
 /// Creates a writer for `schema` (a struct schema whose children are the
 /// columns). `opts` may be NULL for defaults. Errors: EINVAL (NULL argument,

@@ -4,8 +4,9 @@
 use std::ffi::c_int;
 
 use crate::error::{QuiverError, Result};
-use crate::ffi::boundary::{enter_writer, enter_writer_fast, non_null};
-use crate::ffi::writer::QuiverWriter;
+use crate::ffi::boundary::non_null;
+use crate::ffi::handle::QuiverWriter;
+use crate::ffi::handle::{enter_writer, enter_writer_fast};
 use crate::node::Input;
 use crate::writer::ArrowWriter;
 

@@ -10,10 +10,11 @@ use arrow_schema::Field;
 
 use crate::error::{QuiverError, Result};
 use crate::ffi::abi::{ArrowArray, ArrowSchema};
-use crate::ffi::boundary::{enter_writer, non_null};
+use crate::ffi::boundary::non_null;
+use crate::ffi::handle::enter_writer;
+use crate::ffi::handle::QuiverWriter;
 use crate::ffi::schema::check_schema_struct;
 use crate::ffi::writer::append::borrowed_bytes;
-use crate::ffi::writer::QuiverWriter;
 
 /// Appends `length` rows to a whole top-level column of a fixed-width type
 /// (native little-endian values, `length * width` bytes; boolean: an
