@@ -79,7 +79,18 @@ impl ArrowWriter {
 
     /// Appends a whole column of a fixed-width type from a native slice.
     /// `validity` is an LSB-first bitmap of `values.len()` bits (`None`: all
-    /// valid). Null slots get zero values whatever `values` holds there.
+    /// valid). Null slots get zero values whatever `values` holds there. The
+    /// rows count once every top-level column has them.
+    ///
+    /// ```
+    /// # use quiver::{ArrowWriter, WriterOptions};
+    /// let mut w = ArrowWriter::from_text("a: int64, b: float64 not null", WriterOptions::default())?;
+    /// w.write_column::<i64>(0, &[10, 99, 30], Some(&[0b101]))?; // row 1 is null
+    /// w.write_column::<f64>(1, &[0.5, 1.5, 2.5], None)?;
+    /// let batch = w.finish()?;
+    /// assert_eq!((batch.num_rows(), batch.column(0).null_count()), (3, 1));
+    /// # Ok::<(), quiver::QuiverError>(())
+    /// ```
     pub fn write_column<T: ArrowNativeType>(
         &mut self,
         node: usize,
@@ -136,6 +147,16 @@ impl ArrowWriter {
 
     /// Appends a whole top-level column copied from `array` (any arrow array
     /// of the column's type, sliced ones included). Null slots get zeros.
+    ///
+    /// ```
+    /// # use quiver::{ArrowWriter, WriterOptions};
+    /// use arrow_array::{Array, Int32Array, StringArray};
+    /// let mut w = ArrowWriter::from_text("n: int32, s: utf8", WriterOptions::default())?;
+    /// w.write_array(0, &Int32Array::from(vec![Some(1), None, Some(3)]))?;
+    /// w.write_array(1, &StringArray::from(vec!["x", "y", "z", "w"]).slice(1, 3))?;
+    /// assert_eq!(w.finish()?.num_rows(), 3);
+    /// # Ok::<(), quiver::QuiverError>(())
+    /// ```
     pub fn write_array(&mut self, node: usize, array: &dyn Array) -> Result<()> {
         crate::depth::check_data_type(array.data_type(), "write_array")?;
         self.write_array_data(node, &array.to_data())

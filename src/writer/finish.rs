@@ -13,6 +13,26 @@ use super::{ArrowWriter, NOT_STARTED};
 impl ArrowWriter {
     /// The committed rows as a record batch; the writer starts the next batch
     /// (lazily, at its first write). An incomplete row is an error and stays.
+    /// The batch owns its buffers; once it (and every array taken from it)
+    /// is dropped, a later batch may reuse them.
+    ///
+    /// ```
+    /// # use quiver::{ArrowWriter, WriterOptions};
+    /// let mut w = ArrowWriter::from_text("x: int32", WriterOptions::default())?;
+    /// for batch_no in 0..3 {
+    ///     for i in 0..100 {
+    ///         w.append_i32(0, i)?;
+    ///         w.end_row()?;
+    ///     }
+    ///     let batch = w.finish()?;
+    ///     assert_eq!(batch.num_rows(), 100);
+    ///     drop(batch); // released: the next batch reuses its buffers
+    ///     if batch_no > 0 {
+    ///         assert!(w.stats().buffers_reused > 0);
+    ///     }
+    /// }
+    /// # Ok::<(), quiver::QuiverError>(())
+    /// ```
     pub fn finish(&mut self) -> Result<RecordBatch> {
         self.start();
         if let Some(&o) = self.open.last() {

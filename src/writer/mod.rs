@@ -66,6 +66,31 @@ pub struct WriterStats {
 
 /// Writes rows or columns into Arrow record batches, recycling the buffers
 /// of earlier batches once their consumers have released them.
+///
+/// Every field, nested ones included, is a *node*, numbered in pre-order
+/// (`node("tags.item")` finds one by path). The row path appends one value
+/// per node and commits with `end_row`; the column path writes whole
+/// top-level columns (`write_column`, `write_array`); `finish` hands the
+/// committed rows out as a `RecordBatch`, which owns its buffers until it is
+/// dropped, after which the writer may reuse them.
+///
+/// ```
+/// use quiver::{ArrowWriter, WriterOptions};
+///
+/// let mut w = ArrowWriter::from_text("id: int64 not null, name: utf8, tags: list<utf8>", WriterOptions::default())?;
+/// let (id, name, tags, tag) = (0, 1, 2, w.node("tags.item").unwrap());
+/// for i in 0..3 {
+///     w.append_i64(id, i)?;
+///     if i == 1 { w.append_null(name)? } else { w.append_str(name, "quiver")? }
+///     w.begin(tags)?;
+///     w.append_str(tag, "a")?;
+///     w.end(tags)?;
+///     w.end_row()?;
+/// }
+/// let batch = w.finish()?;
+/// assert_eq!((batch.num_rows(), batch.column(1).null_count()), (3, 1));
+/// # Ok::<(), quiver::QuiverError>(())
+/// ```
 #[derive(Debug)]
 pub struct ArrowWriter {
     pub(crate) schema: SchemaRef,

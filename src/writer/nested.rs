@@ -68,7 +68,26 @@ impl ArrowWriter {
         }
     }
 
-    /// Starts one list, large list, fixed-size list, struct or map value.
+    /// Starts one list, large list, fixed-size list, struct or map value; its
+    /// children's values follow, then `end(node)`.
+    ///
+    /// ```
+    /// # use quiver::{ArrowWriter, WriterOptions};
+    /// let mut w = ArrowWriter::from_text("pt: struct<x: float64, y: float64>, l: list<int32>", WriterOptions::default())?;
+    /// let (pt, x, y, l, item) = (0, 1, 2, 3, 4);
+    /// w.begin(pt)?;
+    /// w.append_f64(x, 1.5)?;
+    /// w.append_f64(y, -2.0)?;
+    /// w.end(pt)?;
+    /// w.begin(l)?; // a list of three values
+    /// for v in [7, 8, 9] {
+    ///     w.append_i32(item, v)?;
+    /// }
+    /// w.end(l)?;
+    /// w.end_row()?;
+    /// assert_eq!(w.finish()?.num_rows(), 1);
+    /// # Ok::<(), quiver::QuiverError>(())
+    /// ```
     #[inline(always)]
     pub fn begin(&mut self, node: usize) -> Result<()> {
         if self.try_begin(node) {
@@ -294,7 +313,19 @@ impl ArrowWriter {
     }
 
     /// Commits the row: every top-level column must have one value and no
-    /// node may be open.
+    /// node may be open. A refused `end_row` changes nothing: the row stays
+    /// open to be completed or dropped with `abort_row`.
+    ///
+    /// ```
+    /// # use quiver::{ArrowWriter, ErrorCode, WriterOptions};
+    /// let mut w = ArrowWriter::from_text("a: int32, b: utf8", WriterOptions::default())?;
+    /// w.append_i32(0, 1)?;
+    /// assert_eq!(w.end_row().unwrap_err().code(), ErrorCode::InvalidArgument); // b has no value
+    /// w.append_str(1, "x")?;
+    /// w.end_row()?;
+    /// assert_eq!(w.rows(), 1);
+    /// # Ok::<(), quiver::QuiverError>(())
+    /// ```
     #[inline(always)]
     pub fn end_row(&mut self) -> Result<()> {
         if self.try_end_row() {

@@ -129,6 +129,16 @@ impl ArrowWriter {
 
     /// A null. On a struct or fixed-size list its children get null, zeroed
     /// values. A non-nullable node refuses it (`EINVAL`).
+    ///
+    /// ```
+    /// # use quiver::{ArrowWriter, ErrorCode, WriterOptions};
+    /// let mut w = ArrowWriter::from_text("a: int32 not null, b: utf8", WriterOptions::default())?;
+    /// assert_eq!(w.append_null(0).unwrap_err().code(), ErrorCode::InvalidArgument);
+    /// w.append_i32(0, 5)?;
+    /// w.append_null(1)?;
+    /// w.end_row()?;
+    /// # Ok::<(), quiver::QuiverError>(())
+    /// ```
     #[inline(always)]
     pub fn append_null(&mut self, node: usize) -> Result<()> {
         if self.try_null(node) {
