@@ -1,0 +1,446 @@
+//! The batched call: every record checked and each column gathered into
+//! scratch (values, validity, zeros under nulls), then the first `k` good
+//! records written through the column path, one column at a time. The rows
+//! commit when the last column is written.
+
+use arrow_array::make_array;
+use arrow_buffer::{bit_util, i256, Buffer};
+use arrow_data::ArrayData;
+use arrow_schema::DataType;
+
+use super::{fits, Class, ColumnLayout, Encoding, NullMark, RecordLayout, RecordsError};
+use crate::error::{ErrorCode, QuiverError, Result};
+use crate::ArrowWriter;
+
+/// Where the records of a batch are.
+#[derive(Clone, Copy)]
+pub(crate) enum Source<'a> {
+    /// Record `i` at `base + i * stride`, `size` bytes each.
+    Strided {
+        base: *const u8,
+        stride: usize,
+        size: usize,
+    },
+    /// Record `i` at `ptrs[i]`, `sizes[i]` bytes (unknown: unbounded).
+    Ptrs {
+        ptrs: &'a [*const u8],
+        sizes: Option<&'a [usize]>,
+    },
+    Slices(&'a [&'a [u8]]),
+}
+
+impl Source<'_> {
+    #[inline(always)]
+    fn record(&self, i: usize) -> (*const u8, usize) {
+        match *self {
+            Source::Strided { base, stride, size } => (base.wrapping_add(i * stride), size),
+            Source::Ptrs { ptrs, sizes } => (ptrs[i], sizes.map_or(usize::MAX, |s| s[i])),
+            Source::Slices(rows) => (rows[i].as_ptr(), rows[i].len()),
+        }
+    }
+}
+
+/// Reusable buffers of the batched calls.
+#[derive(Debug, Default)]
+pub(crate) struct Scratch {
+    values: Vec<u8>,
+    validity: Vec<u8>,
+    offsets32: Vec<i32>,
+    offsets64: Vec<i64>,
+}
+
+/// Reads `N` bytes at `p + at`.
+///
+/// # Safety
+/// `p + at .. p + at + N` is readable.
+#[inline(always)]
+unsafe fn read<const N: usize>(p: *const u8, at: usize) -> [u8; N] {
+    // SAFETY: per the contract; unaligned reads.
+    unsafe { p.add(at).cast::<[u8; N]>().read_unaligned() }
+}
+
+/// Whether record `p`'s null mark says null.
+///
+/// # Safety
+/// The mark's byte is inside the record (checked against `min_record_size`).
+#[inline(always)]
+unsafe fn is_null(p: *const u8, mark: NullMark) -> bool {
+    // SAFETY: per the contract.
+    unsafe {
+        match mark {
+            NullMark::Never => false,
+            NullMark::Bit { at, bit } => (*p.add(at + bit / 8) >> (bit % 8)) & 1 == 1,
+            NullMark::Byte { at } => *p.add(at) != 0,
+        }
+    }
+}
+
+fn bad(code: ErrorCode, call: &str, record: usize, what: &str, problem: impl std::fmt::Display) -> QuiverError {
+    QuiverError::new(code, format!("{call}: record {record}: {what}: {problem}"))
+}
+
+/// The bytes of an offset/length value of record `p` (size `size`).
+///
+/// # Safety
+/// The two u32 fields are inside the record.
+unsafe fn rel_bytes<'a>(p: *const u8, size: usize, offset_at: usize, len_at: usize) -> Option<&'a [u8]> {
+    // SAFETY: per the contract.
+    let (off, len) = unsafe { (u32::from_le_bytes(read(p, offset_at)), u32::from_le_bytes(read(p, len_at))) };
+    let (off, len) = (off as usize, len as usize);
+    if off.checked_add(len).is_none_or(|end| end > size) {
+        return None;
+    }
+    // SAFETY: inside the record.
+    Some(unsafe { std::slice::from_raw_parts(p.add(off), len) })
+}
+
+impl RecordLayout {
+    pub(super) fn write(
+        &mut self,
+        w: &mut ArrowWriter,
+        call: &str,
+        src: Source,
+        n: usize,
+    ) -> Result<usize, RecordsError> {
+        let refuse = |error| Err(RecordsError { written: 0, error });
+        if !fits(&self.schema, &w.schema()) {
+            return refuse(QuiverError::invalid(format!("{call}: the layout is for another schema")));
+        }
+        if let Some(c) = self.columns.iter().position(Option::is_none) {
+            return refuse(QuiverError::invalid(format!("{call}: column {c} of the layout is not described")));
+        }
+        if self.columns.is_empty() {
+            return refuse(QuiverError::invalid(format!("{call}: the schema has no columns")));
+        }
+        if w.row_pending() {
+            return refuse(QuiverError::invalid(format!(
+                "{call}: a row is half written through the row path: end it (or abort_row) first"
+            )));
+        }
+        // The first bad record, and what is wrong with it.
+        let min = self.min_record_size();
+        let mut k = n;
+        let mut failure = None;
+        if let Some(i) = (0..n).find(|&i| src.record(i).1 < min) {
+            k = i;
+            failure = Some(bad(
+                ErrorCode::InvalidArgument,
+                call,
+                i,
+                "size",
+                format_args!("{} bytes, the layout needs {min}", src.record(i).1),
+            ));
+        }
+        // Check every column over the good prefix; each check may shorten it.
+        let opts = w.options().clone();
+        for (c, col) in self.columns.iter().enumerate() {
+            let col = col.expect("described");
+            if let Some((i, e)) = check(&col, c, call, src, k, &opts, &self.schema) {
+                k = i;
+                failure = Some(e);
+            }
+        }
+        if k > 0 {
+            for c in 0..self.columns.len() {
+                let col = self.columns[c].expect("described");
+                let node = w.top[c];
+                if let Err(e) = self.scratch.write_column(w, node, &col, src, k, self.schema.field(c).data_type()) {
+                    // Not a record's fault (e.g. the batch's offsets are
+                    // full): drop the columns written so far.
+                    let _ = w.abort_row();
+                    return Err(RecordsError { written: 0, error: e });
+                }
+            }
+        }
+        match failure {
+            None => Ok(n),
+            Some(error) => Err(RecordsError { written: k, error }),
+        }
+    }
+}
+
+/// The first of records `0..k` whose value in column `c` is refused, and
+/// why: a null in a non-nullable column, an offset/length outside the
+/// record, a NULL pointer with a length, invalid UTF-8 (when the writer
+/// checks it), a decimal over its precision (likewise) or too long.
+fn check(
+    col: &ColumnLayout,
+    c: usize,
+    call: &str,
+    src: Source,
+    k: usize,
+    opts: &crate::WriterOptions,
+    schema: &arrow_schema::Schema,
+) -> Option<(usize, QuiverError)> {
+    let what = format!("column {c} ({})", schema.field(c).name());
+    let decimal_limit = match col.class {
+        Class::Fixed { precision: Some(p), .. } if opts.check_decimal_precision => {
+            Some(i256::from_i128(10).wrapping_pow(p as u32))
+        }
+        _ => None,
+    };
+    let needs_values = decimal_limit.is_some()
+        || matches!(col.encoding, Encoding::PtrLen { .. } | Encoding::RelLen { .. } | Encoding::BigEndian { .. });
+    let mut total = 0usize;
+    for i in 0..k {
+        let (p, size) = src.record(i);
+        // SAFETY: the record holds `min_record_size` bytes (checked).
+        if unsafe { is_null(p, col.null) } {
+            if !col.nullable {
+                return Some((
+                    i,
+                    bad(ErrorCode::InvalidArgument, call, i, &what, "null in a column that is not nullable"),
+                ));
+            }
+            continue;
+        }
+        if !needs_values {
+            continue;
+        }
+        let refused = |code, problem: &str| Some((i, bad(code, call, i, &what, problem)));
+        match (col.encoding, col.class) {
+            (Encoding::PtrLen { ptr_at, len_at }, Class::Var { utf8, .. }) => {
+                // SAFETY: both fields are inside the record (min size).
+                let (ptr, len) = unsafe { (read::<8>(p, ptr_at), u64::from_le_bytes(read(p, len_at))) };
+                let ptr = usize::from_le_bytes(ptr) as *const u8;
+                if len > isize::MAX as u64 {
+                    return refused(ErrorCode::InvalidArgument, "length over isize::MAX (negative?)");
+                }
+                if ptr.is_null() && len > 0 {
+                    return refused(ErrorCode::InvalidArgument, "NULL pointer with a nonzero length");
+                }
+                total += len as usize;
+                if utf8 && opts.validate_utf8 && len > 0 {
+                    // SAFETY: the caller's pointer holds `len` bytes.
+                    let bytes = unsafe { std::slice::from_raw_parts(ptr, len as usize) };
+                    if std::str::from_utf8(bytes).is_err() {
+                        return refused(ErrorCode::InvalidArgument, "invalid UTF-8");
+                    }
+                }
+            }
+            (Encoding::RelLen { offset_at, len_at }, Class::Var { utf8, .. }) => {
+                // SAFETY: the fields are inside the record (min size).
+                let Some(bytes) = (unsafe { rel_bytes(p, size, offset_at, len_at) }) else {
+                    return refused(ErrorCode::InvalidArgument, "offset and length reach past the record");
+                };
+                if utf8 && opts.validate_utf8 && std::str::from_utf8(bytes).is_err() {
+                    return refused(ErrorCode::InvalidArgument, "invalid UTF-8");
+                }
+                total += bytes.len();
+            }
+            (_, Class::Fixed { width, .. }) => {
+                let mut le = [0u8; 32];
+                // SAFETY: the fields are inside the record (min size).
+                if unsafe { !decimal_value(col.encoding, p, size, width, &mut le) } {
+                    return refused(ErrorCode::OutOfRange, "offset and length reach past the record, or too long");
+                }
+                if let Some(limit) = decimal_limit {
+                    let x = i256::from_le_bytes(le);
+                    if x >= limit || x <= limit.wrapping_neg() {
+                        return refused(ErrorCode::OutOfRange, "does not fit the decimal's precision");
+                    }
+                }
+            }
+            _ => {}
+        }
+        if matches!(col.class, Class::Var { large: false, .. }) && total > i32::MAX as usize {
+            return Some((
+                i,
+                bad(ErrorCode::Overflow, call, i, &what, "the batch's values pass 2 GiB (32-bit offsets)"),
+            ));
+        }
+    }
+    None
+}
+
+/// The decimal value of record `p` as 32 little-endian bytes (sign
+/// extended); the low `width` bytes are the column's value. False when a
+/// big-endian value lies outside the record or is longer than `width`.
+///
+/// # Safety
+/// The fixed-offset fields are inside the record.
+#[inline(always)]
+unsafe fn decimal_value(encoding: Encoding, p: *const u8, size: usize, width: usize, le: &mut [u8; 32]) -> bool {
+    let (src, big): (&[u8], bool) = match encoding {
+        // SAFETY: inside the record.
+        Encoding::Fixed { at } => (unsafe { std::slice::from_raw_parts(p.add(at), width) }, false),
+        // SAFETY: inside the record.
+        Encoding::Int { at, width: from } => (unsafe { std::slice::from_raw_parts(p.add(at), from) }, false),
+        Encoding::BigEndian { offset_at, len_at } => {
+            // SAFETY: inside the record.
+            match unsafe { rel_bytes(p, size, offset_at, len_at) } {
+                Some(b) if b.len() <= width => (b, true),
+                _ => return false,
+            }
+        }
+        _ => unreachable!("decimal encodings"),
+    };
+    let negative = match (src.is_empty(), big) {
+        (true, _) => false,
+        (false, false) => src[src.len() - 1] & 0x80 != 0,
+        (false, true) => src[0] & 0x80 != 0,
+    };
+    le.fill(if negative { 0xFF } else { 0 });
+    if big {
+        for (d, s) in le.iter_mut().zip(src.iter().rev()) {
+            *d = *s;
+        }
+    } else {
+        le[..src.len()].copy_from_slice(src);
+    }
+    true
+}
+
+impl Scratch {
+    /// Gathers column `col` of records `0..k` (all good) and writes it.
+    fn write_column(
+        &mut self,
+        w: &mut ArrowWriter,
+        node: usize,
+        col: &ColumnLayout,
+        src: Source,
+        k: usize,
+        data_type: &DataType,
+    ) -> Result<()> {
+        let with_nulls = col.null != NullMark::Never;
+        self.validity.clear();
+        let mut nulls = 0;
+        if with_nulls {
+            self.validity.resize(k.div_ceil(8), 0);
+            for i in 0..k {
+                // SAFETY: the record holds `min_record_size` bytes.
+                if unsafe { is_null(src.record(i).0, col.null) } {
+                    nulls += 1;
+                } else {
+                    bit_util::set_bit(&mut self.validity, i);
+                }
+            }
+        }
+        let validity = (nulls > 0).then_some(&self.validity[..]);
+        let valid = |i: usize| validity.is_none_or(|v| bit_util::get_bit(v, i));
+        self.values.clear();
+        match (col.class, col.encoding) {
+            (Class::Bool, Encoding::Fixed { at }) => {
+                self.values.resize(k.div_ceil(8), 0);
+                for i in 0..k {
+                    // SAFETY: inside the record (min size).
+                    if valid(i) && unsafe { *src.record(i).0.add(at) } != 0 {
+                        bit_util::set_bit(&mut self.values, i);
+                    }
+                }
+                w.write_column_bytes(node, &self.values, validity, k)
+            }
+            (Class::Fixed { width, .. }, Encoding::Fixed { at }) => {
+                self.values.resize(k * width, 0);
+                macro_rules! copy {
+                    ($n:expr) => {
+                        for (i, v) in self.values.chunks_exact_mut($n).enumerate() {
+                            if valid(i) {
+                                // SAFETY: inside the record (min size).
+                                v.copy_from_slice(&unsafe { read::<$n>(src.record(i).0, at) });
+                            }
+                        }
+                    };
+                }
+                match width {
+                    1 => copy!(1),
+                    2 => copy!(2),
+                    4 => copy!(4),
+                    8 => copy!(8),
+                    16 => copy!(16),
+                    _ => {
+                        for (i, v) in self.values.chunks_exact_mut(width).enumerate() {
+                            if valid(i) {
+                                // SAFETY: inside the record (min size).
+                                v.copy_from_slice(unsafe {
+                                    std::slice::from_raw_parts(src.record(i).0.add(at), width)
+                                });
+                            }
+                        }
+                    }
+                }
+                w.write_column_bytes(node, &self.values, validity, k)
+            }
+            (Class::Fixed { width, .. }, encoding) => {
+                self.values.resize(k * width, 0);
+                let mut le = [0u8; 32];
+                for (i, v) in self.values.chunks_exact_mut(width).enumerate() {
+                    let (p, size) = src.record(i);
+                    // SAFETY: inside the record; checked good.
+                    if valid(i) && unsafe { decimal_value(encoding, p, size, width, &mut le) } {
+                        v.copy_from_slice(&le[..width]);
+                    }
+                }
+                w.write_column_bytes(node, &self.values, validity, k)
+            }
+            (Class::Var { large, .. }, encoding) => {
+                let mut offsets32 = std::mem::take(&mut self.offsets32);
+                let mut offsets64 = std::mem::take(&mut self.offsets64);
+                offsets32.clear();
+                offsets64.clear();
+                if large {
+                    offsets64.push(0);
+                } else {
+                    offsets32.push(0);
+                }
+                for i in 0..k {
+                    if valid(i) {
+                        let (p, size) = src.record(i);
+                        // SAFETY: checked good: inside the record, or the
+                        // caller's pointer and length.
+                        self.values.extend_from_slice(unsafe { var_bytes(encoding, p, size) });
+                    }
+                    // In range: `check` bounds a 32-bit column's total.
+                    if large {
+                        offsets64.push(self.values.len() as i64);
+                    } else {
+                        offsets32.push(self.values.len() as i32);
+                    }
+                }
+                let values = Buffer::from_vec(std::mem::take(&mut self.values));
+                let offsets = if large { Buffer::from_vec(offsets64) } else { Buffer::from_vec(offsets32) };
+                let nulls = validity.map(|v| Buffer::from_slice_ref(v));
+                let builder = ArrayData::builder(data_type.clone())
+                    .len(k)
+                    .add_buffer(offsets.clone())
+                    .add_buffer(values.clone())
+                    .null_bit_buffer(nulls);
+                // SAFETY: offsets are k + 1 increasing values within `values`;
+                // UTF-8 was checked when the writer checks it.
+                let data = unsafe { builder.build_unchecked() };
+                let result = w.write_array(node, &make_array(data));
+                self.values = values.into_vec().unwrap_or_default();
+                if large {
+                    self.offsets64 = offsets.into_vec().unwrap_or_default();
+                } else {
+                    self.offsets32 = offsets.into_vec().unwrap_or_default();
+                }
+                result
+            }
+            (Class::Bool, _) => unreachable!("booleans take Fixed"),
+        }
+    }
+}
+
+/// The bytes of a var-width value of a good record.
+///
+/// # Safety
+/// The record was checked good (see `check`).
+unsafe fn var_bytes<'a>(encoding: Encoding, p: *const u8, size: usize) -> &'a [u8] {
+    // SAFETY: per the contract.
+    unsafe {
+        match encoding {
+            Encoding::PtrLen { ptr_at, len_at } => {
+                let ptr = usize::from_le_bytes(read::<8>(p, ptr_at)) as *const u8;
+                let len = u64::from_le_bytes(read(p, len_at)) as usize;
+                if len == 0 {
+                    &[]
+                } else {
+                    std::slice::from_raw_parts(ptr, len)
+                }
+            }
+            Encoding::RelLen { offset_at, len_at } => rel_bytes(p, size, offset_at, len_at).unwrap_or(&[]),
+            _ => unreachable!("var encodings"),
+        }
+    }
+}
