@@ -9,6 +9,7 @@ use std::ffi::{c_char, CString};
 pub mod abi;
 pub(crate) mod boundary;
 pub mod options;
+pub mod records;
 pub mod schema;
 pub mod stream;
 pub mod writer;

@@ -26,6 +26,11 @@ pub(crate) enum Source<'a> {
         ptrs: &'a [*const u8],
         sizes: Option<&'a [usize]>,
     },
+    /// As `Ptrs`, sizes from C (a negative one bounds its record to nothing).
+    PtrsC {
+        ptrs: &'a [*const u8],
+        sizes: &'a [i64],
+    },
     Slices(&'a [&'a [u8]]),
 }
 
@@ -35,6 +40,7 @@ impl Source<'_> {
         match *self {
             Source::Strided { base, stride, size } => (base.wrapping_add(i * stride), size),
             Source::Ptrs { ptrs, sizes } => (ptrs[i], sizes.map_or(usize::MAX, |s| s[i])),
+            Source::PtrsC { ptrs, sizes } => (ptrs[i], usize::try_from(sizes[i]).unwrap_or(0)),
             Source::Slices(rows) => (rows[i].as_ptr(), rows[i].len()),
         }
     }
@@ -95,7 +101,13 @@ unsafe fn rel_bytes<'a>(p: *const u8, size: usize, offset_at: usize, len_at: usi
 }
 
 impl RecordLayout {
-    pub(super) fn write(
+    /// Writes records `0..n` of `src`; errors are named after `call`. The
+    /// records of `src` hold what their sizes say (unknown sizes: what the
+    /// layout reads), pointer values point to their lengths of bytes.
+    ///
+    /// # Safety
+    /// As said: `src` describes readable records.
+    pub(crate) unsafe fn write(
         &mut self,
         w: &mut ArrowWriter,
         call: &str,

@@ -14,7 +14,7 @@ use arrow_schema::{DataType, Schema, SchemaRef};
 
 use crate::error::{ErrorCode, QuiverError, Result};
 
-mod gather;
+pub(crate) mod gather;
 
 /// How the null of a column is marked in a record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -289,7 +289,9 @@ impl RecordLayout {
             });
         }
         let source = gather::Source::Strided { base: bytes.as_ptr(), stride, size: stride };
-        self.write(w, CALL, source, bytes.len() / stride)
+        // SAFETY: the records are slices of `bytes`, of `stride` bytes each;
+        // the layout reads no pointers.
+        unsafe { self.write(w, CALL, source, bytes.len() / stride) }
     }
 
     /// Writes each of `rows` (one record each, of its own size) as a
@@ -299,7 +301,8 @@ impl RecordLayout {
     pub fn write_rows(&mut self, w: &mut crate::ArrowWriter, rows: &[&[u8]]) -> Result<usize, RecordsError> {
         const CALL: &str = "write_rows";
         self.check_safe(CALL)?;
-        self.write(w, CALL, gather::Source::Slices(rows), rows.len())
+        // SAFETY: each record is a slice, its size known; no pointers read.
+        unsafe { self.write(w, CALL, gather::Source::Slices(rows), rows.len()) }
     }
 
     /// Writes `n` records at `base`, one every `stride` bytes; as
@@ -316,7 +319,8 @@ impl RecordLayout {
         stride: usize,
         n: usize,
     ) -> Result<usize, RecordsError> {
-        self.write(w, "write_records", gather::Source::Strided { base, stride, size: stride }, n)
+        // SAFETY: per the contract.
+        unsafe { self.write(w, "write_records", gather::Source::Strided { base, stride, size: stride }, n) }
     }
 
     /// Writes the records `ptrs` point at; `sizes` (if given, one per
@@ -344,7 +348,8 @@ impl RecordLayout {
                 });
             }
         }
-        self.write(w, CALL, gather::Source::Ptrs { ptrs, sizes }, ptrs.len())
+        // SAFETY: per the contract.
+        unsafe { self.write(w, CALL, gather::Source::Ptrs { ptrs, sizes }, ptrs.len()) }
     }
 }
 
