@@ -328,7 +328,8 @@ impl Scratch {
                 }
             }
         }
-        let validity = (nulls > 0).then_some(&self.validity[..]);
+        let has_nulls = nulls > 0;
+        let validity = has_nulls.then_some(&self.validity[..]);
         let valid = |i: usize| validity.is_none_or(|v| bit_util::get_bit(v, i));
         self.values.clear();
         match (col.class, col.encoding) {
@@ -411,16 +412,19 @@ impl Scratch {
                 }
                 let values = Buffer::from_vec(std::mem::take(&mut self.values));
                 let offsets = if large { Buffer::from_vec(offsets64) } else { Buffer::from_vec(offsets32) };
-                let nulls = validity.map(|v| Buffer::from_slice_ref(v));
+                let nulls = has_nulls.then(|| Buffer::from_vec(std::mem::take(&mut self.validity)));
                 let builder = ArrayData::builder(data_type.clone())
                     .len(k)
                     .add_buffer(offsets.clone())
                     .add_buffer(values.clone())
-                    .null_bit_buffer(nulls);
+                    .null_bit_buffer(nulls.clone());
                 // SAFETY: offsets are k + 1 increasing values within `values`;
                 // UTF-8 was checked when the writer checks it.
                 let data = unsafe { builder.build_unchecked() };
                 let result = w.write_array(node, &make_array(data));
+                if let Some(n) = nulls {
+                    self.validity = n.into_vec().unwrap_or_default();
+                }
                 self.values = values.into_vec().unwrap_or_default();
                 if large {
                     self.offsets64 = offsets.into_vec().unwrap_or_default();
