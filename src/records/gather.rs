@@ -1,5 +1,6 @@
 //! The batched call: every record checked and each column gathered into
-//! scratch (values, validity, zeros under nulls), then the first `k` good
+//! scratch (values and validity; the column path zeroes the fixed-width
+//! values under nulls, a null utf8/binary value is an empty span), then the first `k` good
 //! records written through the column path, one column at a time. The rows
 //! commit when the last column is written.
 
@@ -44,6 +45,36 @@ impl Source<'_> {
             Source::Slices(rows) => (rows[i].as_ptr(), rows[i].len()),
         }
     }
+}
+
+/// Runs `$body` with `$rec` bound to a closure `i -> (record pointer, size)`
+/// specialised for the kind of `$src` (so the loops over records carry no
+/// match per record).
+macro_rules! with_records {
+    ($src:expr, |$rec:ident| $body:expr) => {
+        match $src {
+            Source::Strided { base, stride, size } => {
+                let $rec = move |i: usize| (base.wrapping_add(i * stride), size);
+                $body
+            }
+            Source::Ptrs { ptrs, sizes: None } => {
+                let $rec = move |i: usize| (ptrs[i], usize::MAX);
+                $body
+            }
+            Source::Ptrs { ptrs, sizes: Some(sizes) } => {
+                let $rec = move |i: usize| (ptrs[i], sizes[i]);
+                $body
+            }
+            Source::PtrsC { ptrs, sizes } => {
+                let $rec = move |i: usize| (ptrs[i], usize::try_from(sizes[i]).unwrap_or(0));
+                $body
+            }
+            Source::Slices(rows) => {
+                let $rec = move |i: usize| (rows[i].as_ptr(), rows[i].len());
+                $body
+            }
+        }
+    };
 }
 
 /// Reusable buffers of the batched calls.
@@ -147,7 +178,8 @@ impl RecordLayout {
         let opts = w.options().clone();
         for (c, col) in self.columns.iter().enumerate() {
             let col = col.expect("described");
-            if let Some((i, e)) = check(&col, c, call, src, k, &opts, &self.schema) {
+            let found = with_records!(src, |rec| check(&col, c, call, rec, k, &opts, &self.schema));
+            if let Some((i, e)) = found {
                 k = i;
                 failure = Some(e);
             }
@@ -156,7 +188,9 @@ impl RecordLayout {
             for c in 0..self.columns.len() {
                 let col = self.columns[c].expect("described");
                 let node = w.top[c];
-                if let Err(e) = self.scratch.write_column(w, node, &col, src, k, self.schema.field(c).data_type()) {
+                let dt = self.schema.field(c).data_type();
+                let scratch = &mut self.scratch;
+                if let Err(e) = with_records!(src, |rec| scratch.write_column(w, node, &col, rec, k, dt)) {
                     // Not a record's fault (e.g. the batch's offsets are
                     // full): drop the columns written so far.
                     let _ = w.abort_row();
@@ -179,7 +213,7 @@ fn check(
     col: &ColumnLayout,
     c: usize,
     call: &str,
-    src: Source,
+    src: impl Fn(usize) -> (*const u8, usize),
     k: usize,
     opts: &crate::WriterOptions,
     schema: &arrow_schema::Schema,
@@ -193,9 +227,12 @@ fn check(
     };
     let needs_values = decimal_limit.is_some()
         || matches!(col.encoding, Encoding::PtrLen { .. } | Encoding::RelLen { .. } | Encoding::BigEndian { .. });
+    if !needs_values && (col.nullable || col.null == NullMark::Never) {
+        return None; // nothing to refuse
+    }
     let mut total = 0usize;
     for i in 0..k {
-        let (p, size) = src.record(i);
+        let (p, size) = src(i);
         // SAFETY: the record holds `min_record_size` bytes (checked).
         if unsafe { is_null(p, col.null) } {
             if !col.nullable {
@@ -310,7 +347,7 @@ impl Scratch {
         w: &mut ArrowWriter,
         node: usize,
         col: &ColumnLayout,
-        src: Source,
+        src: impl Fn(usize) -> (*const u8, usize),
         k: usize,
         data_type: &DataType,
     ) -> Result<()> {
@@ -319,14 +356,18 @@ impl Scratch {
         let mut nulls = 0;
         if with_nulls {
             self.validity.resize(k.div_ceil(8), 0);
-            for i in 0..k {
-                // SAFETY: the record holds `min_record_size` bytes.
-                if unsafe { is_null(src.record(i).0, col.null) } {
-                    nulls += 1;
-                } else {
-                    bit_util::set_bit(&mut self.validity, i);
+            let mut valid_count = 0;
+            for (byte_at, byte) in self.validity.iter_mut().enumerate() {
+                let mut b = 0u8;
+                for j in 0..(k - byte_at * 8).min(8) {
+                    // SAFETY: the record holds `min_record_size` bytes.
+                    let valid = !unsafe { is_null(src(byte_at * 8 + j).0, col.null) };
+                    b |= (valid as u8) << j;
                 }
+                valid_count += b.count_ones() as usize;
+                *byte = b;
             }
+            nulls = k - valid_count;
         }
         let has_nulls = nulls > 0;
         let validity = has_nulls.then_some(&self.validity[..]);
@@ -337,21 +378,21 @@ impl Scratch {
                 self.values.resize(k.div_ceil(8), 0);
                 for i in 0..k {
                     // SAFETY: inside the record (min size).
-                    if valid(i) && unsafe { *src.record(i).0.add(at) } != 0 {
-                        bit_util::set_bit(&mut self.values, i);
-                    }
+                    let set = valid(i) & (unsafe { *src(i).0.add(at) } != 0);
+                    self.values[i / 8] |= (set as u8) << (i % 8);
                 }
                 w.write_column_bytes(node, &self.values, validity, k)
             }
             (Class::Fixed { width, .. }, Encoding::Fixed { at }) => {
                 self.values.resize(k * width, 0);
+                // Every value copied, nulls included: the column path zeroes
+                // the values under nulls (branch-free), so the loop has no
+                // branch per record.
                 macro_rules! copy {
                     ($n:expr) => {
                         for (i, v) in self.values.chunks_exact_mut($n).enumerate() {
-                            if valid(i) {
-                                // SAFETY: inside the record (min size).
-                                v.copy_from_slice(&unsafe { read::<$n>(src.record(i).0, at) });
-                            }
+                            // SAFETY: inside the record (min size).
+                            v.copy_from_slice(&unsafe { read::<$n>(src(i).0, at) });
                         }
                     };
                 }
@@ -363,12 +404,8 @@ impl Scratch {
                     16 => copy!(16),
                     _ => {
                         for (i, v) in self.values.chunks_exact_mut(width).enumerate() {
-                            if valid(i) {
-                                // SAFETY: inside the record (min size).
-                                v.copy_from_slice(unsafe {
-                                    std::slice::from_raw_parts(src.record(i).0.add(at), width)
-                                });
-                            }
+                            // SAFETY: inside the record (min size).
+                            v.copy_from_slice(unsafe { std::slice::from_raw_parts(src(i).0.add(at), width) });
                         }
                     }
                 }
@@ -378,7 +415,7 @@ impl Scratch {
                 self.values.resize(k * width, 0);
                 let mut le = [0u8; 32];
                 for (i, v) in self.values.chunks_exact_mut(width).enumerate() {
-                    let (p, size) = src.record(i);
+                    let (p, size) = src(i);
                     // SAFETY: inside the record; checked good.
                     if valid(i) && unsafe { decimal_value(encoding, p, size, width, &mut le) } {
                         v.copy_from_slice(&le[..width]);
@@ -398,7 +435,7 @@ impl Scratch {
                 }
                 for i in 0..k {
                     if valid(i) {
-                        let (p, size) = src.record(i);
+                        let (p, size) = src(i);
                         // SAFETY: checked good: inside the record, or the
                         // caller's pointer and length.
                         self.values.extend_from_slice(unsafe { var_bytes(encoding, p, size) });

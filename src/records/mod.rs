@@ -5,7 +5,7 @@
 //!
 //! The call works column by column: each column's values are gathered from
 //! the records into a scratch buffer the layout keeps (values and a
-//! validity bitmap, zeros under nulls), then handed to the writer's column
+//! validity bitmap), then handed to the writer's column
 //! path (`write_column_bytes`, `write_array`).
 
 use std::fmt;
