@@ -118,6 +118,28 @@ pub(crate) struct ColumnLayout {
 /// described once, used for every batch. It also keeps the scratch buffers
 /// of the batched calls, so that a steady state allocates nothing per batch
 /// beyond the writer's own buffers.
+///
+/// ```
+/// use std::sync::Arc;
+/// use arrow_array::Array;
+/// use quiver::{parse_schema, ArrowWriter, Encoding, NullMark, RecordLayout, WriterOptions};
+///
+/// let schema = Arc::new(parse_schema("id: int32, score: float64").unwrap());
+/// let mut w = ArrowWriter::create(schema.clone(), WriterOptions::default()).unwrap();
+/// // 16-byte records: id at 0, a null flag byte for it at 4, score at 8.
+/// let mut layout = RecordLayout::new(schema);
+/// layout.set(0, Encoding::Fixed { at: 0 }, NullMark::Byte { at: 4 }).unwrap();
+/// layout.set(1, Encoding::Fixed { at: 8 }, NullMark::Never).unwrap();
+/// let mut records = vec![0u8; 3 * 16];
+/// for (i, r) in records.chunks_exact_mut(16).enumerate() {
+///     r[0..4].copy_from_slice(&(i as i32).to_le_bytes());
+///     r[4] = (i == 1) as u8;
+///     r[8..16].copy_from_slice(&(i as f64 / 2.0).to_le_bytes());
+/// }
+/// assert_eq!(layout.write_records(&mut w, &records, 16), Ok(3));
+/// let batch = w.finish().unwrap();
+/// assert_eq!((batch.num_rows(), batch.column(0).null_count()), (3, 1));
+/// ```
 #[derive(Debug)]
 pub struct RecordLayout {
     schema: SchemaRef,
