@@ -14,6 +14,7 @@ use arrow_schema::{DataType, Schema, SchemaRef};
 
 use crate::error::{ErrorCode, QuiverError, Result};
 
+mod check;
 pub(crate) mod gather;
 
 /// How the null of a column is marked in a record.
