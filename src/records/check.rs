@@ -70,7 +70,7 @@ pub(super) fn check(
     opts: &crate::WriterOptions,
     schema: &arrow_schema::Schema,
 ) -> Option<(usize, QuiverError)> {
-    let what = format!("column {c} ({})", schema.field(c).name());
+    let what = || format!("column {c} ({})", schema.field(c).name());
     let decimal_limit = match col.class {
         Class::Fixed { precision: Some(p), .. } if opts.check_decimal_precision => {
             Some(i256::from_i128(10).wrapping_pow(p as u32))
@@ -90,7 +90,7 @@ pub(super) fn check(
             if !col.nullable {
                 return Some((
                     i,
-                    bad(ErrorCode::InvalidArgument, call, i, &what, "null in a column that is not nullable"),
+                    bad(ErrorCode::InvalidArgument, call, i, &what(), "null in a column that is not nullable"),
                 ));
             }
             continue;
@@ -98,7 +98,7 @@ pub(super) fn check(
         if !needs_values {
             continue;
         }
-        let refused = |code, problem: &str| Some((i, bad(code, call, i, &what, problem)));
+        let refused = |code, problem: &str| Some((i, bad(code, call, i, &what(), problem)));
         match (col.encoding, col.class) {
             (Encoding::PtrLen { ptr_at, len_at }, Class::Var { utf8, .. }) => {
                 // SAFETY: both fields are inside the record (min size).
@@ -147,7 +147,7 @@ pub(super) fn check(
         if matches!(col.class, Class::Var { large: false, .. }) && total > i32::MAX as usize {
             return Some((
                 i,
-                bad(ErrorCode::Overflow, call, i, &what, "the batch's values pass 2 GiB (32-bit offsets)"),
+                bad(ErrorCode::Overflow, call, i, &what(), "the batch's values pass 2 GiB (32-bit offsets)"),
             ));
         }
     }
