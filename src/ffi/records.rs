@@ -4,8 +4,9 @@
 use std::ffi::{c_int, c_void};
 
 use crate::error::{QuiverError, Result};
-use crate::ffi::boundary::{arg, arg_mut, enter, enter_writer, non_null};
-use crate::ffi::writer::QuiverWriter;
+use crate::ffi::boundary::{arg, arg_mut, enter, non_null};
+use crate::ffi::handle::enter_writer;
+use crate::ffi::handle::QuiverWriter;
 use crate::records::gather::Source;
 use crate::records::{Encoding, NullMark, RecordLayout, RecordsError};
 

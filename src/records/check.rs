@@ -3,7 +3,7 @@
 
 use arrow_buffer::i256;
 
-use super::{Class, ColumnLayout, Encoding, NullMark};
+use super::types::{Class, ColumnLayout, Encoding, NullMark};
 use crate::error::{ErrorCode, QuiverError};
 
 /// Reads `N` bytes at `p + at`.

@@ -8,10 +8,10 @@
 use arrow_array::make_array;
 use arrow_buffer::{bit_util, Buffer};
 use arrow_data::ArrayData;
-use arrow_schema::DataType;
+use arrow_schema::{DataType, SchemaRef};
 
 use super::check::{bad, check, decimal_value, is_null, read, rel_bytes};
-use super::{fits, Class, ColumnLayout, Encoding, NullMark, RecordLayout, RecordsError};
+use super::types::{fits, Class, ColumnLayout, Encoding, NullMark, RecordsError};
 use crate::error::{ErrorCode, QuiverError, Result};
 use crate::ArrowWriter;
 
@@ -88,77 +88,76 @@ pub(crate) struct Scratch {
     offsets64: Vec<i64>,
 }
 
-impl RecordLayout {
-    /// Writes records `0..n` of `src`; errors are named after `call`. The
-    /// records of `src` hold what their sizes say (unknown sizes: what the
-    /// layout reads), pointer values point to their lengths of bytes.
-    ///
-    /// # Safety
-    /// As said: `src` describes readable records.
-    pub(crate) unsafe fn write(
-        &mut self,
-        w: &mut ArrowWriter,
-        call: &str,
-        src: Source,
-        n: usize,
-    ) -> Result<usize, RecordsError> {
-        let refuse = |error| Err(RecordsError { written: 0, error });
-        if !fits(&self.schema, &w.schema()) {
-            return refuse(QuiverError::invalid(format!("{call}: the layout is for another schema")));
-        }
-        if let Some(c) = self.columns.iter().position(Option::is_none) {
-            return refuse(QuiverError::invalid(format!("{call}: column {c} of the layout is not described")));
-        }
-        if self.columns.is_empty() {
-            return refuse(QuiverError::invalid(format!("{call}: the schema has no columns")));
-        }
-        if w.row_pending() {
-            return refuse(QuiverError::invalid(format!(
-                "{call}: a row is half written through the row path: end it (or abort_row) first"
-            )));
-        }
-        // The first bad record, and what is wrong with it.
-        let min = self.min_record_size();
-        let mut k = n;
-        let mut failure = None;
-        if let Some(i) = (0..n).find(|&i| src.record(i).1 < min) {
+/// Writes records `0..n` of `src`; errors are named after `call`. The
+/// records of `src` hold what their sizes say (unknown sizes: what the
+/// layout reads), pointer values point to their lengths of bytes.
+///
+/// # Safety
+/// As said: `src` describes readable records.
+pub(crate) unsafe fn write(
+    schema: &SchemaRef,
+    columns: &[Option<ColumnLayout>],
+    scratch: &mut Scratch,
+    w: &mut ArrowWriter,
+    call: &str,
+    src: Source,
+    n: usize,
+) -> Result<usize, RecordsError> {
+    let refuse = |error| Err(RecordsError { written: 0, error });
+    if !fits(schema, &w.schema()) {
+        return refuse(QuiverError::invalid(format!("{call}: the layout is for another schema")));
+    }
+    if let Some(c) = columns.iter().position(Option::is_none) {
+        return refuse(QuiverError::invalid(format!("{call}: column {c} of the layout is not described")));
+    }
+    if columns.is_empty() {
+        return refuse(QuiverError::invalid(format!("{call}: the schema has no columns")));
+    }
+    if w.row_pending() {
+        return refuse(QuiverError::invalid(format!(
+            "{call}: a row is half written through the row path: end it (or abort_row) first"
+        )));
+    }
+    // The first bad record, and what is wrong with it.
+    let min = columns.iter().flatten().map(ColumnLayout::end).max().unwrap_or(0);
+    let mut k = n;
+    let mut failure = None;
+    if let Some(i) = (0..n).find(|&i| src.record(i).1 < min) {
+        k = i;
+        failure = Some(bad(
+            ErrorCode::InvalidArgument,
+            call,
+            i,
+            "size",
+            format_args!("{} bytes, the layout needs {min}", src.record(i).1),
+        ));
+    }
+    // Check every column over the good prefix; each check may shorten it.
+    let opts = w.options().clone();
+    for (c, col) in columns.iter().enumerate() {
+        let col = col.expect("described");
+        let found = with_records!(src, |rec| check(&col, c, call, rec, k, &opts, schema));
+        if let Some((i, e)) = found {
             k = i;
-            failure = Some(bad(
-                ErrorCode::InvalidArgument,
-                call,
-                i,
-                "size",
-                format_args!("{} bytes, the layout needs {min}", src.record(i).1),
-            ));
+            failure = Some(e);
         }
-        // Check every column over the good prefix; each check may shorten it.
-        let opts = w.options().clone();
-        for (c, col) in self.columns.iter().enumerate() {
+    }
+    if k > 0 {
+        for (c, col) in columns.iter().enumerate() {
             let col = col.expect("described");
-            let found = with_records!(src, |rec| check(&col, c, call, rec, k, &opts, &self.schema));
-            if let Some((i, e)) = found {
-                k = i;
-                failure = Some(e);
+            let node = w.top[c];
+            let dt = schema.field(c).data_type();
+            if let Err(e) = with_records!(src, |rec| scratch.write_column(w, node, &col, rec, k, dt)) {
+                // Not a record's fault (e.g. the batch's offsets are
+                // full): drop the columns written so far.
+                let _ = w.abort_row();
+                return Err(RecordsError { written: 0, error: e });
             }
         }
-        if k > 0 {
-            for c in 0..self.columns.len() {
-                let col = self.columns[c].expect("described");
-                let node = w.top[c];
-                let dt = self.schema.field(c).data_type();
-                let scratch = &mut self.scratch;
-                if let Err(e) = with_records!(src, |rec| scratch.write_column(w, node, &col, rec, k, dt)) {
-                    // Not a record's fault (e.g. the batch's offsets are
-                    // full): drop the columns written so far.
-                    let _ = w.abort_row();
-                    return Err(RecordsError { written: 0, error: e });
-                }
-            }
-        }
-        match failure {
-            None => Ok(n),
-            Some(error) => Err(RecordsError { written: k, error }),
-        }
+    }
+    match failure {
+        None => Ok(n),
+        Some(error) => Err(RecordsError { written: k, error }),
     }
 }
 
