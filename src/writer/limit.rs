@@ -1,0 +1,206 @@
+//! The memory limit (`WriterOptions::memory_limit`): what the writer holds,
+//! what a call would add, and the refusal (`ENOMEM`) of a call that would
+//! take it past the limit, made before the call writes anything.
+
+use arrow_data::ArrayData;
+use arrow_schema::DataType;
+
+use crate::buffer::Slot;
+use crate::error::{ErrorCode, QuiverError, Result};
+use crate::layout::Layout;
+
+use super::{ArrowWriter, LIMITED, NOT_STARTED, NO_OPEN};
+
+/// Bytes a row-path value may add to each buffer of its node besides its
+/// payload: an offset, a view, a type id, a key (up to 8 bytes each).
+const VALUE_SLACK: usize = 64;
+
+impl ArrowWriter {
+    /// Sets the memory limit (`WriterOptions::memory_limit`): the bytes of
+    /// buffer capacity the writer may hold, 0 for none.
+    ///
+    /// What counts is the capacity of every buffer the writer holds: those
+    /// of the batch being written and those of earlier batches it keeps for
+    /// reuse (`WriterStats::bytes_retained`). The interning tables of
+    /// dictionary and run-end encoded columns and the writer's own small
+    /// structures do not count. A call that would take the writer past the
+    /// limit is refused with `ENOMEM` and changes nothing; when dropping the
+    /// retained buffers would make room, they are dropped (the ring is
+    /// emptied) and the call goes on. The column path computes what a call
+    /// needs from its input before writing; the row path checks every value
+    /// before writing it, for room for its bytes plus a few bytes of
+    /// offsets in each buffer of its node (so a value close to the limit may
+    /// be refused a little early). Under a limit a batch reserves nothing up
+    /// front (buffers grow, each growth checked, from the first offset of
+    /// each offset buffer, which is not checked), and the row path takes its
+    /// full path, which is slower than the fast path taken without a limit.
+    /// Lowering the limit below what the writer holds refuses every later
+    /// call that grows a buffer.
+    ///
+    /// ```
+    /// # use quiver::{ArrowWriter, ErrorCode, WriterOptions};
+    /// let mut w = ArrowWriter::from_text("s: utf8", WriterOptions::default())?;
+    /// w.set_memory_limit(4096);
+    /// let e = w.append_str(0, &"x".repeat(10_000)).unwrap_err();
+    /// assert_eq!(e.code(), ErrorCode::OutOfMemory);
+    /// w.append_str(0, "small")?;
+    /// w.end_row()?;
+    /// assert_eq!(w.finish()?.num_rows(), 1);
+    /// # Ok::<(), quiver::QuiverError>(())
+    /// ```
+    pub fn set_memory_limit(&mut self, bytes: usize) {
+        self.options.memory_limit = bytes;
+        if self.open_top != NOT_STARTED {
+            self.open_top = if bytes > 0 { LIMITED } else { self.open.last().copied().unwrap_or(NO_OPEN) };
+        }
+    }
+
+    /// Bytes of buffer capacity the writer holds (what the limit counts).
+    pub fn memory_held(&self) -> usize {
+        self.nodes.iter().flat_map(|n| n.validity.iter().chain(n.layout.slots())).map(Slot::held_bytes).sum()
+    }
+
+    /// Refuses `call` if `growth` more bytes would take the writer past the
+    /// limit; drops the retained buffers first when that makes room.
+    pub(super) fn check_growth(&mut self, call: &str, growth: usize) -> Result<()> {
+        let limit = self.options.memory_limit;
+        if growth == 0 || limit == 0 {
+            return Ok(());
+        }
+        let held = self.memory_held();
+        if held.saturating_add(growth) <= limit {
+            return Ok(());
+        }
+        let retained = self.stats().bytes_retained as usize;
+        if retained > 0 && (held - retained).saturating_add(growth) <= limit {
+            for n in &mut self.nodes {
+                n.validity.iter_mut().for_each(Slot::drop_retained);
+                n.layout.slots_mut().for_each(Slot::drop_retained);
+            }
+            return Ok(());
+        }
+        Err(QuiverError::new(
+            ErrorCode::OutOfMemory,
+            format!(
+                "{call}: memory limit of {limit} bytes: the writer holds {held} bytes ({retained} of them retained \
+                 for reuse) and this call needs {growth} more"
+            ),
+        ))
+    }
+
+    /// Row path: checks room for one value of `payload` bytes written to
+    /// `node` (and to the hidden value node of an encoded node); `deep`: to
+    /// the whole subtree, for a null.
+    pub(super) fn check_value(&mut self, call: &str, node: usize, payload: usize, deep: bool) -> Result<()> {
+        if self.options.memory_limit == 0 {
+            return Ok(());
+        }
+        let growth = self.value_growth(node, payload, 1, deep);
+        self.check_growth(call, growth)
+    }
+
+    /// The growth of `count` values of `payload` bytes each written to `node`.
+    fn value_growth(&self, node: usize, payload: usize, count: usize, deep: bool) -> usize {
+        let n = &self.nodes[node];
+        let mut growth = n.validity.as_ref().map_or(0, |v| v.bits_growth(n.len + count));
+        let add = count.saturating_mul(payload + n.layout.reserved_value_bytes() + VALUE_SLACK);
+        growth += match &n.layout {
+            Layout::Bool { values } => values.bits_growth(n.len + count),
+            layout => layout.slots().map(|s| s.growth_for(add)).sum(),
+        };
+        if let Some(v) = n.value_node {
+            growth += self.value_growth(v, payload, count, deep);
+        }
+        if deep {
+            let per = match n.layout {
+                Layout::FixedList { size } => size,
+                _ => 1,
+            };
+            for &c in &n.children {
+                growth += self.value_growth(c, 0, count.saturating_mul(per), true);
+            }
+        }
+        growth
+    }
+
+    /// Column path: checks room for `values` bytes of values and `length`
+    /// validity bits appended to fixed-width or boolean `node`.
+    pub(super) fn check_column(&mut self, call: &str, node: usize, values: usize, length: usize) -> Result<()> {
+        if self.options.memory_limit == 0 {
+            return Ok(());
+        }
+        let n = &self.nodes[node];
+        let end = n.len.saturating_add(length);
+        let mut growth = n.validity.as_ref().map_or(0, |v| v.bits_growth(end));
+        growth += match &n.layout {
+            Layout::Bool { values } => values.bits_growth(end),
+            layout => layout.slots().map(|s| s.growth_for(values)).sum(),
+        };
+        self.check_growth(call, growth)
+    }
+
+    /// Column path: checks room for copying `data` into `node`, from the
+    /// bytes of `data` at each level (its logical rows at the top; the
+    /// whole child arrays below, an upper bound for sliced input).
+    pub(super) fn check_array(&mut self, call: &str, node: usize, data: &ArrayData) -> Result<()> {
+        if self.options.memory_limit == 0 {
+            return Ok(());
+        }
+        let growth = self.array_growth(node, data);
+        self.check_growth(call, growth)
+    }
+
+    fn array_growth(&self, node: usize, data: &ArrayData) -> usize {
+        let n = &self.nodes[node];
+        let end = n.len.saturating_add(data.len());
+        let mut growth = n.validity.as_ref().map_or(0, |v| v.bits_growth(end));
+        let add = level_bytes(data);
+        growth += match &n.layout {
+            Layout::Bool { values } => values.bits_growth(end),
+            layout => layout.slots().map(|s| s.growth_for(add)).sum(),
+        };
+        let children = data.child_data();
+        match (n.value_node, data.data_type()) {
+            (Some(v), DataType::Dictionary(..)) => {
+                growth += children.first().map_or(0, |c| self.array_growth(v, c));
+            }
+            (Some(v), DataType::RunEndEncoded(..)) => {
+                growth += children.get(1).map_or(0, |c| self.array_growth(v, c));
+            }
+            _ => {
+                growth += n.children.iter().zip(children).map(|(&c, d)| self.array_growth(c, d)).sum::<usize>();
+            }
+        }
+        growth
+    }
+}
+
+/// Bytes the buffers of one level of `data` (its validity aside) hold for
+/// its logical rows: exact for fixed-width, boolean, variable-width and
+/// list arrays, the whole buffers for the others.
+fn level_bytes(data: &ArrayData) -> usize {
+    let (off, len) = (data.offset(), data.len());
+    let span = |wide: bool| -> usize {
+        let Some(b) = data.buffers().first().filter(|b| b.len() >= (off + len + 1) * if wide { 8 } else { 4 }) else {
+            return 0;
+        };
+        if wide {
+            let o = b.typed_data::<i64>();
+            (o[off + len] - o[off]) as usize
+        } else {
+            let o = b.typed_data::<i32>();
+            (o[off + len] - o[off]) as usize
+        }
+    };
+    match data.data_type() {
+        DataType::Utf8 | DataType::Binary => 4 * (len + 1) + span(false),
+        DataType::LargeUtf8 | DataType::LargeBinary => 8 * (len + 1) + span(true),
+        DataType::List(_) | DataType::Map(..) => 4 * (len + 1),
+        DataType::LargeList(_) => 8 * (len + 1),
+        DataType::Boolean => len.div_ceil(8),
+        t => match t.primitive_width() {
+            Some(w) => len * w,
+            None => data.buffers().iter().map(|b| b.len()).sum(),
+        },
+    }
+}
