@@ -3,7 +3,8 @@
  * do not edit. The contract: docs/ffi.md.
  *
  * Every fallible function returns 0 on success, else an errno value:
- * EINVAL bad argument, ENOSYS unsupported type, ENOMEM allocation failed,
+ * EINVAL bad argument, ENOSYS unsupported type, ENOMEM past the writer's
+ * memory limit (quiver_writer_set_memory_limit),
  * EOVERFLOW offsets would overflow, ERANGE value does not fit the column,
  * EIO a fill callback failed, ENOTRECOVERABLE a panic was caught (the
  * writer is poisoned). A failed call changes nothing that was committed. */

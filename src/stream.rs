@@ -119,7 +119,11 @@ where
     F: FnMut(&mut ArrowWriter, usize) -> Result<Step> + Send,
 {
     /// `fill(writer, max_rows)` writes up to `max_rows` rows (the writer's
-    /// `batch_rows`) and says whether the stream goes on.
+    /// `batch_rows`) and says whether the stream goes on. A fill that
+    /// returns an `ENOMEM` error (the writer's memory limit, e.g. through `?`
+    /// on an append) ends the batch early when rows are committed: the half
+    /// row is dropped, the committed rows are the batch, and the next call
+    /// writes the rest; with no row committed the stream fails with `ENOMEM`.
     pub fn new(writer: ArrowWriter, fill: F) -> Self {
         WriterStream { writer, fill, state: State::Running }
     }
