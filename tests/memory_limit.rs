@@ -20,9 +20,15 @@ use quiver::{ArrowWriter, ErrorCode, QuiverError, Result, Step, WriterOptions, W
 
 type Call = Box<dyn Fn(&mut ArrowWriter) -> Result<()>>;
 
+/// The calls that write the value of row `i`.
+type Value = fn(usize) -> Vec<Call>;
+
+/// An input array of `n` rows.
+type MakeArray<'a> = Box<dyn Fn(usize) -> ArrayRef + 'a>;
+
 /// The types of column `x` the row-path cases run over, each with the calls
 /// that write its value of row `i` (node 1; node 0 is `a: int64`).
-fn cases() -> Vec<(&'static str, fn(usize) -> Vec<Call>)> {
+fn cases() -> Vec<(&'static str, Value)> {
     fn one(f: impl Fn(&mut ArrowWriter) -> Result<()> + 'static) -> Vec<Call> {
         vec![Box::new(f)]
     }
@@ -68,7 +74,7 @@ fn cases() -> Vec<(&'static str, fn(usize) -> Vec<Call>)> {
 }
 
 /// The calls of row `i`: `a`, then every third row a null `x`, else its value; `end_row`.
-fn row(i: usize, value: fn(usize) -> Vec<Call>) -> Vec<Call> {
+fn row(i: usize, value: Value) -> Vec<Call> {
     let mut calls: Vec<Call> = vec![Box::new(move |w| w.append_i64(0, i as i64))];
     if i % 3 == 2 {
         calls.push(Box::new(|w| w.append_null(1)));
@@ -211,7 +217,7 @@ fn column_path_refusals_change_nothing() {
         ]))
     };
     let ints = |n: usize| -> ArrayRef { Arc::new(Int64Array::from_iter_values(0..n as i64)) };
-    let cases: Vec<(&str, Box<dyn Fn(usize) -> ArrayRef>)> = vec![
+    let cases: Vec<(&str, MakeArray)> = vec![
         ("int64", Box::new(ints)),
         ("utf8", Box::new(strings)),
         ("list<int32>", Box::new(list)),
