@@ -26,7 +26,9 @@ impl ArrowWriter {
     /// structures do not count. A call that would take the writer past the
     /// limit is refused with `ENOMEM` and changes nothing; when dropping the
     /// retained buffers would make room, they are dropped (the ring is
-    /// emptied) and the call goes on. The column path computes what a call
+    /// emptied) and the call goes on (a call then refused for another
+    /// reason, such as a decimal out of range, leaves them dropped; the
+    /// batch's bytes are the same either way). The column path computes what a call
     /// needs from its input before writing; the row path checks every value
     /// before writing it, for room for its bytes plus a few bytes of
     /// offsets in each buffer of its node (so a value close to the limit may
