@@ -103,7 +103,7 @@ fn limited(schema: &str, limit: usize) -> ArrowWriter {
 /// reference's. Then the writer is used again under the limit.
 #[test]
 fn row_path_refusals_change_nothing_over_the_types() {
-    let mut refusals = 0;
+    let (mut refusals, mut mid_row) = (0, 0);
     for (ty, value) in cases() {
         let schema = format!("a: int64, x: {ty}");
         for limit in [1 << 12, 1 << 14] {
@@ -111,13 +111,20 @@ fn row_path_refusals_change_nothing_over_the_types() {
             let mut reference = ArrowWriter::from_text(&schema, WriterOptions::default()).unwrap();
             let mut refused = None;
             for i in 0..4000 {
-                for call in row(i, value) {
+                for (k, call) in row(i, value).into_iter().enumerate() {
                     if refused.is_none() {
+                        let before = (subject.stats(), subject.memory_held());
                         if let Err(e) = call(&mut subject) {
                             check_refusal(&e, limit);
+                            assert_eq!(
+                                (subject.stats(), subject.memory_held()),
+                                before,
+                                "{ty}: the refusal changed the stats"
+                            );
                             assert!(subject.memory_held() <= limit, "{ty}: held {}", subject.memory_held());
                             assert_eq!(subject.rows(), reference.rows(), "{ty}: committed rows changed");
                             refused = Some(i);
+                            mid_row += usize::from(k > 0);
                             subject.set_memory_limit(0);
                             call(&mut subject).unwrap_or_else(|e| panic!("{ty}: after lifting the limit: {e}"));
                         }
@@ -164,7 +171,8 @@ fn row_path_refusals_change_nothing_over_the_types() {
             assert_same_batch(&subject.finish().unwrap(), &reference.finish().unwrap(), &format!("{ty} after"));
         }
     }
-    println!("{refusals} row-path refusals checked");
+    println!("{refusals} row-path refusals checked, {mid_row} of them mid-row");
+    assert!(mid_row > refusals / 2, "{mid_row} of {refusals} mid-row");
 }
 
 /// A single value whose growth passes the limit is refused mid-row; the
