@@ -86,6 +86,59 @@ typedef struct ArrowArrayStream ArrowArrayStream;
 
 
 /**
+ * `quiver_layout_set` encoding: the column's native little-endian value at
+ * `at` (boolean: one byte, nonzero = true).
+ */
+#define QUIVER_RECORD_FIXED 0
+
+/**
+ * `quiver_layout_set` encoding (decimal columns): a little-endian signed
+ * integer of `at2` bytes (1, 2, 4, 8 or 16) at `at`, sign-extended.
+ */
+#define QUIVER_RECORD_INT 1
+
+/**
+ * `quiver_layout_set` encoding (utf8/binary): a `const uint8_t *` at `at`
+ * and a 64-bit length at `at2`.
+ */
+#define QUIVER_RECORD_PTR_LEN 2
+
+/**
+ * `quiver_layout_set` encoding (utf8/binary): a uint32 offset from the
+ * record's start at `at` and a uint32 length at `at2`.
+ */
+#define QUIVER_RECORD_REL_LEN 3
+
+/**
+ * `quiver_layout_set` encoding (decimal columns): big-endian two's
+ * complement bytes found as with `QUIVER_RECORD_REL_LEN`.
+ */
+#define QUIVER_RECORD_BIG_ENDIAN 4
+
+/**
+ * `quiver_layout_set` null mark: never null.
+ */
+#define QUIVER_NULL_NEVER 0
+
+/**
+ * `quiver_layout_set` null mark: bit `null_bit` of the bitmap at byte
+ * `null_at` (least significant bit first; set = null).
+ */
+#define QUIVER_NULL_BIT 1
+
+/**
+ * `quiver_layout_set` null mark: the byte at `null_at`, nonzero = null.
+ */
+#define QUIVER_NULL_BYTE 2
+
+/**
+ * Where each top-level column of a writer's schema sits in a row-major
+ * record (opaque), with the scratch buffers of the batched calls. Use one
+ * layout from one thread at a time.
+ */
+typedef struct QuiverLayout QuiverLayout;
+
+/**
  * A writer (opaque). Not thread-safe: use one writer from one thread at a
  * time. Batches it has exported may be released on any thread.
  */
@@ -194,6 +247,92 @@ int64_t quiver_live_arrays(void);
  * `opts` is NULL or valid for writes.
  */
 void quiver_options_default(struct QuiverOptions *opts);
+
+/**
+ * Creates a layout for the top-level columns of `w`'s schema, none
+ * described yet: describe each with `quiver_layout_set`. Errors: EINVAL
+ * (NULL argument). Ownership: `w` is borrowed; on success the caller owns
+ * `*out` and frees it with `quiver_layout_free`; on failure `*out` is
+ * untouched.
+ *
+ * # Safety
+ * `w` is NULL or a live writer; `out` is NULL or valid for writes.
+ */
+int quiver_layout_new(const struct QuiverWriter *w, struct QuiverLayout **out);
+
+/**
+ * Creates the layout of Spark's UnsafeRow for `w`'s schema: the null
+ * bitset words, then one 8-byte slot per field (docs/records.md). Errors:
+ * EINVAL (NULL argument), ENOSYS (a column type the preset does not carry).
+ * Ownership: as `quiver_layout_new`.
+ *
+ * # Safety
+ * `w` is NULL or a live writer; `out` is NULL or valid for writes.
+ */
+int quiver_layout_unsafe_row(const struct QuiverWriter *w, struct QuiverLayout **out);
+
+/**
+ * Frees a layout. NULL is a no-op. Ownership: `l` is consumed.
+ *
+ * # Safety
+ * `l` is NULL or a layout from `quiver_layout_new` or
+ * `quiver_layout_unsafe_row`, not freed yet and not used after this call.
+ */
+void quiver_layout_free(struct QuiverLayout *l);
+
+/**
+ * Describes top-level column `column` (schema order) of `l`: its value
+ * `encoding` (`QUIVER_RECORD_*`, with byte offsets `at` and `at2` as each
+ * constant says; `at2` unused for `QUIVER_RECORD_FIXED`) and its null mark
+ * `null_kind` (`QUIVER_NULL_*`, at byte `null_at`, bit `null_bit`).
+ * Errors: EINVAL (unknown column or constant, an encoding the column's
+ * type does not take), ENOSYS (a type records do not cover).
+ * Ownership: nothing changes hands.
+ *
+ * # Safety
+ * `l` is NULL or a live layout, used by this call alone.
+ */
+int quiver_layout_set(struct QuiverLayout *l, uint32_t column, int32_t encoding, uint64_t at, uint64_t at2, int32_t null_kind, uint64_t null_at, uint32_t null_bit);
+
+/**
+ * Writes `n` records, one every `stride` bytes from `records`, as
+ * committed rows of `w`. On a bad record (a null in a non-nullable column,
+ * invalid UTF-8, a decimal over its precision, a value outside its record)
+ * the records before it are committed, it and the ones after change
+ * nothing, and the call returns its errno (the message names the record).
+ * `*written` (if `written` is not NULL) gets the number of records
+ * committed: `n` on success, 0 when the call is refused as a whole. EINVAL
+ * (nothing written) when a row is half written through the row path,
+ * `stride` is under the layout's record size or `l` is for another schema.
+ * Ownership: `records` (and the bytes its pointers point at) are borrowed
+ * (copied); `l` is borrowed (its scratch buffers are reused).
+ *
+ * # Safety
+ * `w` is NULL or a live writer and `l` NULL or a live layout, each used by
+ * this call alone; `records` points to `n * stride` readable bytes; every
+ * pointer a `QUIVER_RECORD_PTR_LEN` value holds points to its length of
+ * readable bytes (unless that length is 0); `written` is NULL or valid for
+ * writes.
+ */
+int quiver_write_records(struct QuiverWriter *w, struct QuiverLayout *l, const void *records, int64_t stride, int64_t n, int64_t *written);
+
+/**
+ * Writes the `n` records `records[0..n]` point at as committed rows of `w`;
+ * `sizes` (NULL, or `n` sizes in bytes) bounds each record: one shorter
+ * than the layout needs, or with an offset/length value outside it, is a
+ * bad record. Otherwise as `quiver_write_records` (Spark UnsafeRows: the
+ * row pointers and their sizes).
+ * Ownership: `records`, `sizes` and the bytes they point at are borrowed
+ * (copied); `l` is borrowed.
+ *
+ * # Safety
+ * `w` and `l` as in `quiver_write_records`; `records` points to `n`
+ * record pointers, each to `sizes[i]` readable bytes (`sizes` NULL: to
+ * the layout's record size and every offset/length value inside it);
+ * `sizes` is NULL or points to `n` values; pointers of
+ * `QUIVER_RECORD_PTR_LEN` values and `written` as in `quiver_write_records`.
+ */
+int quiver_write_record_ptrs(struct QuiverWriter *w, struct QuiverLayout *l, const uint8_t *const *records, const int64_t *sizes, int64_t n, int64_t *written);
 
 /**
  * Parses the text form of a schema (docs/schema-text.md), e.g.

@@ -52,6 +52,8 @@ __all__ = [
     "ArrowSchema",
     "QuiverError",
     "RawBatch",
+    "RecordLayout",
+    "RecordsError",
     "Schema",
     "Stream",
     "Writer",
@@ -223,6 +225,13 @@ def _load():
         "quiver_writer_set_error": (c_int, [W, c_char_p]),
         "quiver_writer_set_memory_limit": (c_int, [W, c_int64]),
         "quiver_live_arrays": (c_int64, []),
+        "quiver_layout_new": (c_int, [W, POINTER(c_void_p)]),
+        "quiver_layout_unsafe_row": (c_int, [W, POINTER(c_void_p)]),
+        "quiver_layout_free": (None, [c_void_p]),
+        "quiver_layout_set": (c_int, [c_void_p, c_uint32, c_int32, c_uint64, c_uint64, c_int32, c_uint64,
+                                      c_uint32]),
+        "quiver_write_records": (c_int, [W, c_void_p, c_void_p, c_int64, c_int64, POINTER(c_int64)]),
+        "quiver_write_record_ptrs": (c_int, [W, c_void_p, c_void_p, c_void_p, c_int64, POINTER(c_int64)]),
     }
     for name, (restype, argtypes) in sig.items():
         try:
@@ -538,6 +547,105 @@ class RawBatch:
         return ArrowArray.from_address(capsule_pointer(self.array_capsule, _NAME_ARRAY))
 
 
+class RecordsError(QuiverError):
+    """A batched record call stopped at a bad record: the first ``written``
+    records were committed; the bad one and those after it changed nothing."""
+
+    def __init__(self, code: int, message: str | None, call: str = "", written: int = 0):
+        super().__init__(code, message, call)
+        self.written = written
+
+
+class RecordLayout:
+    """Where each top-level column of a writer's schema sits in a row-major
+    record (docs/records.md), described once and used for every batch with
+    :meth:`Writer.write_records` / :meth:`Writer.write_record_ptrs`.
+    ``RecordLayout(writer)`` has no column described yet (see :meth:`set`);
+    :meth:`unsafe_row` is Spark's UnsafeRow; :meth:`from_numpy` follows a
+    numpy structured dtype. Free it with :meth:`close` (or use ``with``)."""
+
+    # encodings (QUIVER_RECORD_*)
+    FIXED = 0
+    INT = 1
+    PTR_LEN = 2
+    REL_LEN = 3
+    BIG_ENDIAN = 4
+    # null marks (QUIVER_NULL_*)
+    NULL_NEVER = 0
+    NULL_BIT = 1
+    NULL_BYTE = 2
+
+    def __init__(self, writer: "Writer", *, unsafe_row: bool = False):
+        self._ptr = None
+        out = c_void_p()
+        call = "quiver_layout_unsafe_row" if unsafe_row else "quiver_layout_new"
+        rc = getattr(lib, call)(writer.handle, ctypes.byref(out))
+        _check_global(rc, call)
+        self._ptr = out.value
+
+    @classmethod
+    def unsafe_row(cls, writer: "Writer") -> "RecordLayout":
+        """Spark's UnsafeRow layout for ``writer``'s schema."""
+        return cls(writer, unsafe_row=True)
+
+    @classmethod
+    def from_numpy(cls, writer: "Writer", dtype, nulls=None) -> "RecordLayout":
+        """A layout for the records of a numpy structured ``dtype``: its
+        fields, in order, are the columns in schema order, each read as the
+        column's native value at the field's offset (so each field must have
+        the column's width: ``<i4`` for int32, ``?`` or ``u1`` for bool,
+        ``<f8`` for float64...). ``nulls`` maps a column index to the name of
+        a one-byte flag field (nonzero = null); flag fields are not columns."""
+        nulls = dict(nulls or {})
+        flags = set(nulls.values())
+        columns = [n for n in dtype.names if n not in flags]
+        layout = cls(writer)
+        try:
+            for i, name in enumerate(columns):
+                at = dtype.fields[name][1]
+                if i in nulls:
+                    layout.set(i, cls.FIXED, at, null=cls.NULL_BYTE, null_at=dtype.fields[nulls[i]][1])
+                else:
+                    layout.set(i, cls.FIXED, at)
+        except BaseException:
+            layout.close()
+            raise
+        return layout
+
+    def set(self, column: int, encoding: int, at: int, at2: int = 0, null: int = 0, null_at: int = 0,
+            null_bit: int = 0) -> None:
+        """Describe top-level column ``column``: its value ``encoding``
+        (``FIXED`` at ``at``; ``INT``: ``at2``-byte integer at ``at``;
+        ``PTR_LEN``: pointer at ``at``, 64-bit length at ``at2``;
+        ``REL_LEN`` / ``BIG_ENDIAN``: u32 offset from the record start at
+        ``at``, u32 length at ``at2``) and its ``null`` mark (``NULL_NEVER``;
+        ``NULL_BIT``: bit ``null_bit`` of the bitmap at ``null_at``, set =
+        null; ``NULL_BYTE``: the byte at ``null_at``, nonzero = null)."""
+        rc = lib.quiver_layout_set(self.handle, column, encoding, at, at2, null, null_at, null_bit)
+        _check_global(rc, "quiver_layout_set")
+
+    @property
+    def handle(self) -> int:
+        if not self._ptr:
+            raise ValueError("quiver record layout is closed")
+        return self._ptr
+
+    def close(self) -> None:
+        ptr, self._ptr = self._ptr, None
+        if ptr:
+            lib.quiver_layout_free(ptr)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        if getattr(self, "_ptr", None):
+            self.close()
+
+
 class Writer:
     """A quiver writer. ``Writer(schema, batch_rows=..., recycle=..., retain=...,
     validate_utf8=..., memory_limit=...)`` where ``schema`` is a :class:`Schema`,
@@ -716,6 +824,58 @@ class Writer:
         else:
             raise TypeError(f"write_array: not an Arrow array: {type(array).__name__}")
         self._check(rc, "quiver_write_array")
+
+    # -- records
+    def _records_result(self, rc: int, written, call: str) -> int:
+        if rc != 0:
+            raise RecordsError(rc, _decode(lib.quiver_writer_last_error(self._ptr)), call, int(written.value))
+        return int(written.value)
+
+    def write_records(self, layout: RecordLayout, records, stride: int | None = None,
+                      n: int | None = None) -> int:
+        """Write row-major records in one call, as committed rows: a numpy
+        structured array (C-contiguous; ``stride`` and ``n`` from it), or a
+        buffer (bytes, bytearray, memoryview, a ctypes array) of ``n`` records
+        every ``stride`` bytes (``n`` defaults to as many as it holds).
+        Returns the number written. On a bad record raises
+        :class:`RecordsError` whose ``written`` records were committed."""
+        dtype = getattr(records, "dtype", None)
+        if dtype is not None and getattr(dtype, "fields", None) and hasattr(records, "__array_interface__"):
+            if not records.flags["C_CONTIGUOUS"]:
+                raise ValueError("write_records: the array must be C-contiguous")
+            ptr, nbytes, keep = records.__array_interface__["data"][0], records.nbytes, records
+            stride = dtype.itemsize if stride is None else stride
+        else:
+            ptr, nbytes, _, keep = _buffer(records)
+            if stride is None:
+                raise ValueError("write_records: pass stride= for a buffer")
+        if n is None:
+            n = nbytes // stride if stride > 0 else 0
+        if n * stride > nbytes:
+            raise ValueError(f"write_records: {n} records of {stride} bytes need {n * stride} bytes, "
+                             f"the buffer has {nbytes}")
+        written = c_int64()
+        rc = lib.quiver_write_records(self.handle, layout.handle, ptr, stride, n, ctypes.byref(written))
+        del keep
+        return self._records_result(rc, written, "quiver_write_records")
+
+    def write_record_ptrs(self, layout: RecordLayout, ptrs, sizes=None) -> int:
+        """Write the records at the addresses ``ptrs`` (ints) in one call;
+        ``sizes`` (bytes of each record, or None) bounds them, as UnsafeRows
+        need. The memory must stay alive for the call. As
+        :meth:`write_records` otherwise."""
+        ptrs = list(ptrs)
+        n = len(ptrs)
+        p = (c_void_p * max(n, 1))(*ptrs)
+        s = None
+        if sizes is not None:
+            sizes = list(sizes)
+            if len(sizes) != n:
+                raise ValueError(f"write_record_ptrs: {n} pointers but {len(sizes)} sizes")
+            s = (c_int64 * max(n, 1))(*sizes)
+        written = c_int64()
+        rc = lib.quiver_write_record_ptrs(self.handle, layout.handle, p, s, n, ctypes.byref(written))
+        return self._records_result(rc, written, "quiver_write_record_ptrs")
 
     # -- batches
     @property

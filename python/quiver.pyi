@@ -12,6 +12,8 @@ __all__ = [
     "ArrowSchema",
     "QuiverError",
     "RawBatch",
+    "RecordLayout",
+    "RecordsError",
     "Schema",
     "Stream",
     "Writer",
@@ -129,6 +131,41 @@ class RawBatch:
     @property
     def array(self) -> ArrowArray: ...
 
+class RecordsError(QuiverError):
+    written: int
+    def __init__(self, code: int, message: str | None, call: str = "", written: int = 0) -> None: ...
+
+class RecordLayout:
+    FIXED: int
+    INT: int
+    PTR_LEN: int
+    REL_LEN: int
+    BIG_ENDIAN: int
+    NULL_NEVER: int
+    NULL_BIT: int
+    NULL_BYTE: int
+    def __init__(self, writer: Writer, *, unsafe_row: bool = False) -> None: ...
+    @classmethod
+    def unsafe_row(cls, writer: Writer) -> RecordLayout: ...
+    @classmethod
+    def from_numpy(cls, writer: Writer, dtype: Any, nulls: dict[int, str] | None = None) -> RecordLayout: ...
+    def set(
+        self,
+        column: int,
+        encoding: int,
+        at: int,
+        at2: int = 0,
+        null: int = 0,
+        null_at: int = 0,
+        null_bit: int = 0,
+    ) -> None: ...
+    @property
+    def handle(self) -> int: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> RecordLayout: ...
+    def __exit__(self, *exc: object) -> None: ...
+    def __del__(self) -> None: ...
+
 class Writer:
     def __init__(
         self,
@@ -174,6 +211,11 @@ class Writer:
         self, node: int, values: BufferLike, validity: BufferLike | None = None, length: int | None = None
     ) -> None: ...
     def write_array(self, node: int, array: _ArrowCArrayExportable | Any) -> None: ...
+    # records
+    def write_records(
+        self, layout: RecordLayout, records: BufferLike, stride: int | None = None, n: int | None = None
+    ) -> int: ...
+    def write_record_ptrs(self, layout: RecordLayout, ptrs: Iterable[int], sizes: Iterable[int] | None = None) -> int: ...
     # batches
     @property
     def rows(self) -> int: ...

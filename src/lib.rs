@@ -10,11 +10,13 @@ pub mod depth;
 pub mod error;
 mod layout;
 mod node;
+pub mod records;
 pub mod schema_text;
 mod writer;
 
 pub use depth::{MAX_DEPTH, MAX_FIELDS};
 pub use error::{ErrorCode, QuiverError, Result};
+pub use records::{Encoding, NullMark, RecordLayout, RecordsError};
 pub use schema_text::{parse_schema, schema_to_text};
 pub use writer::{ArrowWriter, WriterOptions, WriterStats, MAX_BATCH_ROWS};
 pub mod export;

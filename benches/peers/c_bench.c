@@ -3,8 +3,11 @@
  * (ArrowArrayAppend* through ArrowArrayFinishBuildingDefault) and a memcpy of
  * the batch's bytes, on the data of benches/peers/bench_data.h. Each writer makes one
  * 8192-row batch per repetition; prints the median ns per row as
- *   RESULT c_<case> <writer> <ns_per_row>                                      */
+ *   RESULT c_<case> <writer> <ns_per_row>
+ * Then row-major records (bench_records below): per-value appends against one
+ * quiver_write_records per batch and a memcpy of the records.                  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "nanoarrow/nanoarrow.h"
@@ -186,6 +189,107 @@ static void check_same(struct ctx *c) {
   n.release(&n);
 }
 
+/* ---- records: 3 columns (int32, int64, float64) from row-major records, 8192 per batch:
+ * per-value appends (quiver_append_* + quiver_end_row per record), one
+ * quiver_write_records per batch, and a memcpy of the records' bytes. Prints
+ *   RESULT c_records3_<none|half> <quiver_c_values|quiver_c_records|memcpy> <ns_per_row> */
+struct rec3 {
+  int64_t b;
+  double c;
+  int32_t a;
+  uint8_t nulls; /* bit k: column k is null */
+};
+
+struct rctx {
+  struct rec3 *recs;
+  int64_t rows;
+  QuiverWriter *w;
+  QuiverLayout *l;
+  char *dst;
+};
+
+static void rec_values(struct rctx *c) {
+  struct ArrowArray out;
+  for (int64_t i = 0; i < c->rows; i++) {
+    const struct rec3 *r = &c->recs[i];
+    CHECK(r->nulls & 1 ? quiver_append_null(c->w, 0) : quiver_append_i32(c->w, 0, r->a));
+    CHECK(r->nulls & 2 ? quiver_append_null(c->w, 1) : quiver_append_i64(c->w, 1, r->b));
+    CHECK(r->nulls & 4 ? quiver_append_null(c->w, 2) : quiver_append_f64(c->w, 2, r->c));
+    CHECK(quiver_end_row(c->w));
+  }
+  CHECK(quiver_writer_finish(c->w, &out));
+  if (out.length != c->rows) { fprintf(stderr, "records: wrong length\n"); exit(1); }
+  out.release(&out);
+}
+
+static void rec_batch(struct rctx *c) {
+  struct ArrowArray out;
+  int64_t written;
+  CHECK(quiver_write_records(c->w, c->l, c->recs, sizeof(struct rec3), c->rows, &written));
+  CHECK(quiver_writer_finish(c->w, &out));
+  if (out.length != c->rows) { fprintf(stderr, "records: wrong length\n"); exit(1); }
+  out.release(&out);
+}
+
+static void rec_memcpy(struct rctx *c) {
+  memcpy(c->dst, c->recs, sizeof(struct rec3) * (size_t)c->rows);
+  __asm__ volatile("" : : "r"(c->dst) : "memory");
+}
+
+static double rmeasure(void (*f)(struct rctx *), struct rctx *c) {
+  int reps = bench_reps();
+  double *t = (double *)malloc(sizeof(double) * (size_t)reps);
+  for (int i = 0; i < 5; i++) f(c);
+  for (int i = 0; i < reps; i++) {
+    double t0 = bench_now_ns();
+    f(c);
+    t[i] = (bench_now_ns() - t0) / (double)c->rows;
+  }
+  double m = bench_median(t, reps);
+  free(t);
+  return m;
+}
+
+static void bench_records(void) {
+  for (int nulls = 0; nulls < 2; nulls++) {
+    struct rctx c = {0};
+    c.rows = BENCH_ROWS;
+    c.recs = (struct rec3 *)calloc((size_t)c.rows, sizeof(struct rec3));
+    c.dst = (char *)malloc(sizeof(struct rec3) * (size_t)c.rows);
+    uint64_t x = SEED_VALUES;
+    for (int64_t i = 0; i < c.rows; i++) {
+      x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+      c.recs[i].a = (int32_t)x;
+      c.recs[i].b = (int64_t)(x * 31);
+      c.recs[i].c = (double)(int64_t)x / 7.0;
+      c.recs[i].nulls = nulls ? (uint8_t)((x >> 40) & 7) : 0;
+    }
+    struct ArrowSchema schema;
+    CHECK(quiver_schema_parse("a: int32, b: int64, c: float64", &schema));
+    struct QuiverOptions opts;
+    quiver_options_default(&opts);
+    opts.batch_rows = BENCH_ROWS;
+    CHECK(quiver_writer_new(&schema, &opts, &c.w));
+    CHECK(quiver_layout_new(c.w, &c.l));
+    CHECK(quiver_layout_set(c.l, 0, QUIVER_RECORD_FIXED, offsetof(struct rec3, a), 0, QUIVER_NULL_BIT,
+                            offsetof(struct rec3, nulls), 0));
+    CHECK(quiver_layout_set(c.l, 1, QUIVER_RECORD_FIXED, offsetof(struct rec3, b), 0, QUIVER_NULL_BIT,
+                            offsetof(struct rec3, nulls), 1));
+    CHECK(quiver_layout_set(c.l, 2, QUIVER_RECORD_FIXED, offsetof(struct rec3, c), 0, QUIVER_NULL_BIT,
+                            offsetof(struct rec3, nulls), 2));
+    const char *name = nulls ? "c_records3_half" : "c_records3_none";
+    printf("RESULT %s quiver_c_values %.3f\n", name, rmeasure(rec_values, &c));
+    printf("RESULT %s quiver_c_records %.3f\n", name, rmeasure(rec_batch, &c));
+    printf("RESULT %s memcpy %.3f\n", name, rmeasure(rec_memcpy, &c));
+    fflush(stdout);
+    quiver_layout_free(c.l);
+    quiver_writer_free(c.w);
+    schema.release(&schema);
+    free(c.recs);
+    free(c.dst);
+  }
+}
+
 int main(void) {
   for (int kind = 0; kind < K_COUNT; kind++) {
     for (int nulls = 0; nulls < 2; nulls++) {
@@ -227,5 +331,6 @@ int main(void) {
       bench_data_free(&d);
     }
   }
+  bench_records();
   return 0;
 }

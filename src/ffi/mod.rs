@@ -9,6 +9,7 @@ pub mod abi;
 pub(crate) mod boundary;
 pub(crate) mod handle;
 pub mod options;
+pub mod records;
 pub mod schema;
 pub mod stream;
 pub mod writer;

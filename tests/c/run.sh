@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs the C and C++ consumers of quiver:
 #   consumer.c            C11 program against the installed quiver.h (shared and static)
+#   records.c             row-major records through the C API (also under ASan+UBSan)
 #   stream_example.c      the README example (examples/c/)
 #   arrow_cpp_consumer.cc Arrow C++ (pyarrow's libarrow) importing a quiver stream
 #   nanoarrow_consumer.c  nanoarrow validating every batch at full level
@@ -129,6 +130,18 @@ if [ -f "$static_lib" ]; then
   fi
 else
   step "libquiver.a exists ($static_lib)" false
+fi
+
+# ---- 1b. records.c: row-major records through the C API, also under ASan+UBSan --------
+if step "compile records.c (C11, shared libquiver)" compile_c "$build/records" "$here/records.c"; then
+  step "run records" run "$build/records"
+fi
+compile_records_asan() {
+  compile_c "$build/records-asan" "$here/records.c" -fsanitize=address,undefined -fno-omit-frame-pointer \
+    -fno-sanitize-recover=undefined
+}
+if step "compile records.c with -fsanitize=address,undefined" compile_records_asan; then
+  step "run records under ASan+UBSan" env ASAN_OPTIONS=halt_on_error=1:detect_leaks=0 "$build/records-asan"
 fi
 
 # ---- 2. the README example ----------------------------------------------------------

@@ -3,6 +3,8 @@ import org.quiver.Fill;
 import org.quiver.Options;
 import org.quiver.Quiver;
 import org.quiver.QuiverException;
+import org.quiver.RecordLayout;
+import org.quiver.RecordsException;
 import org.quiver.SchemaView;
 import org.quiver.Stats;
 import org.quiver.Stream;
@@ -21,6 +23,8 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_DOUBLE;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_DOUBLE_UNALIGNED;
+import static java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED;
 
 /**
  * JVM consumer of quiver through the Java FFM binding (bindings/java): writers and streams
@@ -514,6 +518,108 @@ public final class QuiverJvmTest {
         }
     }
 
+
+    /**
+     * Records of {@code a: int32 (null flag byte @4), b: float64 @8, s: utf8 (u32 offset @16,
+     * u32 length @20, bytes @24)}, 32 bytes each; record {@code bad} has invalid UTF-8.
+     */
+    static byte[] records(int n, int bad) {
+        MemorySegment m = MemorySegment.ofArray(new byte[n * 32]);
+        for (int i = 0; i < n; i++) {
+            long r = i * 32L;
+            byte[] text = i == bad ? new byte[] {(byte) 0xff} : ("r" + i).getBytes(StandardCharsets.UTF_8);
+            m.set(JAVA_INT_UNALIGNED, r, i * 10);
+            m.set(JAVA_BYTE, r + 4, (byte) (i % 3 == 1 ? 1 : 0));
+            m.set(JAVA_DOUBLE_UNALIGNED, r + 8, i / 4.0);
+            m.set(JAVA_INT_UNALIGNED, r + 16, 24);
+            m.set(JAVA_INT_UNALIGNED, r + 20, text.length);
+            MemorySegment.copy(text, 0, m, JAVA_BYTE, r + 24, text.length);
+        }
+        return m.toArray(JAVA_BYTE);
+    }
+
+    static RecordLayout recordLayout(Writer w) {
+        RecordLayout l = RecordLayout.create(w);
+        l.set(0, RecordLayout.FIXED, 0, 0, RecordLayout.NULL_BYTE, 4, 0);
+        l.set(1, RecordLayout.FIXED, 8, 0, RecordLayout.NULL_NEVER, 0, 0);
+        l.set(2, RecordLayout.REL_LEN, 16, 20, RecordLayout.NULL_NEVER, 0, 0);
+        return l;
+    }
+
+    static void recordsSection() {
+        int n = 40;
+        try (Arena arena = Arena.ofConfined(); Writer w = Writer.create("a: int32, b: float64, s: utf8", null);
+             RecordLayout l = recordLayout(w)) {
+            MemorySegment native_ = arena.allocate(n * 32L, 8);
+            MemorySegment.copy(MemorySegment.ofArray(records(n, -1)), 0, native_, 0, n * 32L);
+            long got = w.writeRecords(l, native_, 32, 30);
+            got += w.writeRecords(l, MemorySegment.ofArray(records(n, -1)).asSlice(30 * 32L), 32, 10);
+            ArrayView b = w.finish();
+            Errs e = new Errs();
+            e.eq("written", got, n);
+            e.eq("length", b.length(), n);
+            if (e.isEmpty()) {
+                ArrayView a = b.child(0), x = b.child(1), s = b.child(2);
+                for (int i = 0; i < n; i++) {
+                    boolean valid = i % 3 != 1;
+                    e.is("a[" + i + "] validity", a.isValid(i) == valid);
+                    e.eq("a[" + i + "]", a.int32(i), valid ? i * 10 : 0);
+                    e.is("b[" + i + "]", x.float64(i) == i / 4.0);
+                    e.is("s[" + i + "] = " + s.utf8(i), s.utf8(i).equals("r" + i));
+                }
+            }
+            check("records: quiver_write_records from native and heap segments, zeros under nulls", e);
+            b.release();
+        }
+        Errs e = new Errs();
+        for (int bad = 0; bad < 5; bad++) {
+            try (Writer w = Writer.create("a: int32, b: float64, s: utf8", null); RecordLayout l = recordLayout(w)) {
+                try {
+                    w.writeRecords(l, MemorySegment.ofArray(records(5, bad)), 32, 5);
+                    e.add("bad record " + bad + ": no exception");
+                } catch (RecordsException ex) {
+                    e.eq("bad record " + bad + ": written", ex.written(), bad);
+                    e.eq("bad record " + bad + ": code", ex.code(), Quiver.EINVAL);
+                    e.is("bad record " + bad + ": message names it: " + ex.detail(),
+                            ex.detail() != null && ex.detail().contains("record " + bad));
+                }
+                e.eq("bad record " + bad + ": rows", w.rows(), bad);
+                ArrayView b = w.finish();
+                for (int i = 0; i < bad; i++) e.is("bad " + bad + ": s[" + i + "]", b.child(2).utf8(i).equals("r" + i));
+                b.release();
+            }
+        }
+        check("records: a bad record at every position commits the records before it", e);
+        // UnsafeRows (k: int64, s: utf8) by pointer, with sizes.
+        try (Arena arena = Arena.ofConfined(); Writer w = Writer.create("k: int64, s: utf8", null);
+             RecordLayout l = RecordLayout.unsafeRow(w)) {
+            int rows = 6;
+            MemorySegment ptrs = arena.allocate(ADDRESS, rows), sizes = arena.allocate(JAVA_LONG, rows);
+            for (int i = 0; i < rows; i++) {
+                byte[] text = "x".repeat(i).getBytes(StandardCharsets.UTF_8);
+                long size = 24 + (text.length + 7) / 8 * 8;
+                MemorySegment r = arena.allocate(size, 8);
+                r.set(JAVA_LONG, 0, (i % 2 == 1) ? 2L : 0L); // bit 1: s is null on odd rows
+                r.set(JAVA_LONG, 8, 100L + i);
+                r.set(JAVA_LONG, 16, (24L << 32) | text.length);
+                MemorySegment.copy(text, 0, r, JAVA_BYTE, 24, text.length);
+                ptrs.setAtIndex(ADDRESS, i, r);
+                sizes.setAtIndex(JAVA_LONG, i, size);
+            }
+            long got = w.writeRecordPtrs(l, ptrs, sizes, rows);
+            ArrayView b = w.finish();
+            Errs u = new Errs();
+            u.eq("written", got, rows);
+            for (int i = 0; i < rows && u.isEmpty(); i++) {
+                u.eq("k[" + i + "]", b.child(0).int64(i), 100L + i);
+                u.is("s[" + i + "] validity", b.child(1).isValid(i) == (i % 2 == 0));
+                if (i % 2 == 0) u.is("s[" + i + "]", b.child(1).utf8(i).equals("x".repeat(i)));
+            }
+            check("records: UnsafeRows through quiver_layout_unsafe_row and quiver_write_record_ptrs", u);
+            b.release();
+        }
+    }
+
     /** Pulls a whole stream; each batch is checked and then released (or held) before the next pull. */
     static final class Pulled {
         final List<ArrayView> held = new ArrayList<>();
@@ -907,6 +1013,7 @@ public final class QuiverJvmTest {
         section("schema", QuiverJvmTest::schemaSection);
         section("writer", QuiverJvmTest::writerSection);
         section("column path", QuiverJvmTest::columnSection);
+        section("records", QuiverJvmTest::recordsSection);
         section("stream release each", QuiverJvmTest::streamReleaseEach);
         section("stream hold all", QuiverJvmTest::streamHoldAll);
         section("stream keep one column", QuiverJvmTest::streamKeepOneColumn);

@@ -197,6 +197,18 @@ public final class Quiver {
     static final MethodHandle WRITE_COLUMN = fn("quiver_write_column", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG));
     static final MethodHandle WRITE_ARRAY = fn("quiver_write_array", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, ADDRESS));
 
+    // Records.
+    static final MethodHandle LAYOUT_NEW = fn("quiver_layout_new", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+    static final MethodHandle LAYOUT_UNSAFE_ROW = fn("quiver_layout_unsafe_row", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+    static final MethodHandle LAYOUT_FREE = fn("quiver_layout_free", FunctionDescriptor.ofVoid(ADDRESS));
+    static final MethodHandle LAYOUT_SET = fn("quiver_layout_set", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT,
+            JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT));
+    /** Records may be a heap segment (a byte[]) too. */
+    static final MethodHandle WRITE_RECORDS = fn("quiver_write_records", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS,
+            JAVA_LONG, JAVA_LONG, ADDRESS), CRITICAL_HEAP);
+    static final MethodHandle WRITE_RECORD_PTRS = fn("quiver_write_record_ptrs", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS,
+            ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
+
     // Batches and streams.
     static final MethodHandle WRITER_FINISH = fn("quiver_writer_finish", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
     static final MethodHandle WRITER_EXPORT_SCHEMA = fn("quiver_writer_export_schema", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));

@@ -1,7 +1,7 @@
 package org.quiver;
 
 /** A C API call returned a non-zero status (an errno value, see {@link Quiver}). */
-public final class QuiverException extends RuntimeException {
+public class QuiverException extends RuntimeException {
     private static final long serialVersionUID = 1L;
     private final int code;
     private final String function;

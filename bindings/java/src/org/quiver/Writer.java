@@ -22,6 +22,7 @@ public final class Writer implements AutoCloseable {
     private MemorySegment w;
     private final boolean owned;
     private MemorySegment stats;
+    private MemorySegment written;
 
     Writer(MemorySegment w, boolean owned) {
         this.w = w;
@@ -252,6 +253,52 @@ public final class Writer implements AutoCloseable {
             throw Quiver.rethrow(t);
         }
         check(rc, "quiver_write_array");
+    }
+
+    // ---- records
+
+    private long records(int rc, String function) {
+        long n = written.get(JAVA_LONG, 0);
+        if (rc != 0) throw new RecordsException(function, rc, lastError(), n);
+        return n;
+    }
+
+    /**
+     * {@code quiver_write_records}: {@code n} row-major records, one every {@code stride} bytes
+     * of {@code records} (native, or a heap segment), as committed rows, in one downcall.
+     * Returns {@code n}; on a bad record throws {@link RecordsException} whose
+     * {@code written()} records were committed.
+     */
+    public long writeRecords(RecordLayout layout, MemorySegment records, long stride, long n) {
+        if (n > 0 && records.byteSize() < n * stride) {
+            throw new IndexOutOfBoundsException("writeRecords: " + n + " records of " + stride + " bytes need "
+                    + n * stride + " bytes, the segment has " + records.byteSize());
+        }
+        if (written == null) written = Arena.ofAuto().allocate(JAVA_LONG);
+        int rc;
+        try {
+            rc = (int) Quiver.WRITE_RECORDS.invokeExact(live(), layout.pointer(), records, stride, n, written);
+        } catch (Throwable t) {
+            throw Quiver.rethrow(t);
+        }
+        return records(rc, "quiver_write_records");
+    }
+
+    /**
+     * {@code quiver_write_record_ptrs}: the {@code n} records whose addresses {@code ptrs} holds
+     * (native pointers), each bounded by its size in {@code sizes} ({@code n} longs, or null),
+     * as Spark UnsafeRows are given. As {@link #writeRecords} otherwise.
+     */
+    public long writeRecordPtrs(RecordLayout layout, MemorySegment ptrs, MemorySegment sizes, long n) {
+        if (written == null) written = Arena.ofAuto().allocate(JAVA_LONG);
+        MemorySegment bounds = sizes == null ? MemorySegment.NULL : sizes;
+        int rc;
+        try {
+            rc = (int) Quiver.WRITE_RECORD_PTRS.invokeExact(live(), layout.pointer(), ptrs, bounds, n, written);
+        } catch (Throwable t) {
+            throw Quiver.rethrow(t);
+        }
+        return records(rc, "quiver_write_record_ptrs");
     }
 
     // ---- batches
