@@ -400,3 +400,35 @@ fn c_setter_refuses_a_negative_limit() {
         quiver_writer_free(w);
     }
 }
+
+/// Records (`write_records`) go through the column path: a call over the
+/// limit is refused with ENOMEM, nothing written (the columns already
+/// written are dropped again), and smaller calls go through.
+#[test]
+fn records_over_the_limit_are_refused() {
+    use quiver::{Encoding, NullMark, RecordLayout};
+    const STRIDE: usize = 16;
+    let schema = Arc::new(quiver::parse_schema("a: int64, b: float64").unwrap());
+    let mut layout = RecordLayout::new(schema.clone());
+    layout.set(0, Encoding::Fixed { at: 0 }, NullMark::Never).unwrap();
+    layout.set(1, Encoding::Fixed { at: 8 }, NullMark::Never).unwrap();
+    let records = |n: usize| -> Vec<u8> {
+        (0..n).flat_map(|i| (i as i64).to_le_bytes().into_iter().chain((i as f64).to_le_bytes())).collect()
+    };
+    let limit = 1 << 15;
+    let opts = WriterOptions { memory_limit: limit, ..WriterOptions::default() };
+    let mut w = ArrowWriter::create(schema.clone(), opts).unwrap();
+    let mut reference = ArrowWriter::create(schema, WriterOptions::default()).unwrap();
+    for w in [&mut w, &mut reference] {
+        assert_eq!(layout.write_records(w, &records(100), STRIDE), Ok(100));
+    }
+    // 3000 more rows: column a (24800 bytes) fits, b would pass the limit.
+    let e = layout.write_records(&mut w, &records(3000), STRIDE).unwrap_err();
+    assert_eq!(e.written, 0);
+    check_refusal(&e.error, limit);
+    assert_eq!(w.rows(), 100);
+    for w in [&mut w, &mut reference] {
+        assert_eq!(layout.write_records(w, &records(10), STRIDE), Ok(10));
+    }
+    assert_same_batch(&w.finish().unwrap(), &reference.finish().unwrap(), "records");
+}
