@@ -250,8 +250,11 @@ fn column_path_refusals_change_nothing() {
             w.write_column(0, &values[..10], None).unwrap();
             reference.write_column(0, &values[..10], None).unwrap();
         }
+        // A small slice of a big array counts its own rows, children included.
+        let big = make(1 << 16);
         for w in [&mut w, &mut reference] {
             w.write_array(0, small.as_ref()).unwrap();
+            w.write_array(0, big.slice(1000, 20).as_ref()).unwrap_or_else(|e| panic!("{ty}: {e}"));
         }
         assert_same_batch(&w.finish().unwrap(), &reference.finish().unwrap(), ty);
         assert!(w.memory_held() <= limit);

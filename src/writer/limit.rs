@@ -142,66 +142,96 @@ impl ArrowWriter {
     }
 
     /// Column path: checks room for copying `data` into `node`, from the
-    /// bytes of `data` at each level (its logical rows at the top; the
-    /// whole child arrays below, an upper bound for sliced input).
+    /// bytes its logical rows take at each level (exact for fixed-width,
+    /// boolean, variable-width, list and struct levels; the whole buffers
+    /// and child arrays of the others, an upper bound).
     pub(super) fn check_array(&mut self, call: &str, node: usize, data: &ArrayData) -> Result<()> {
         if self.options.memory_limit == 0 {
             return Ok(());
         }
-        let growth = self.array_growth(node, data);
+        let growth = self.array_growth(node, data, 0, data.len());
         self.check_growth(call, growth)
     }
 
-    fn array_growth(&self, node: usize, data: &ArrayData) -> usize {
+    /// The growth of copying rows `start..start + count` of `data` into `node`.
+    fn array_growth(&self, node: usize, data: &ArrayData, start: usize, count: usize) -> usize {
         let n = &self.nodes[node];
-        let end = n.len.saturating_add(data.len());
+        let end = n.len.saturating_add(count);
         let mut growth = n.validity.as_ref().map_or(0, |v| v.bits_growth(end));
-        let add = level_bytes(data);
+        let add = level_bytes(data, start, count);
         growth += match &n.layout {
             Layout::Bool { values } => values.bits_growth(end),
             layout => layout.slots().map(|s| s.growth_for(add)).sum(),
         };
         let children = data.child_data();
+        let whole = |c: &ArrayData| (0, c.len());
+        let off = data.offset() + start;
+        let range = |c: &ArrayData| -> (usize, usize) {
+            match data.data_type() {
+                DataType::Struct(_) => (off, count),
+                DataType::FixedSizeList(_, size) => (off * *size as usize, count * *size as usize),
+                DataType::List(_) | DataType::Map(..) => span_of(data, false, off, count).unwrap_or_else(|| whole(c)),
+                DataType::LargeList(_) => span_of(data, true, off, count).unwrap_or_else(|| whole(c)),
+                _ => whole(c),
+            }
+        };
+        let mut child_growth = |c: usize, d: &ArrayData, (s, k): (usize, usize)| {
+            // A range past the child (a malformed input) counts the whole child.
+            let (s, k) = if s.saturating_add(k) <= d.len() { (s, k) } else { whole(d) };
+            growth += self.array_growth(c, d, s, k);
+        };
         match (n.value_node, data.data_type()) {
             (Some(v), DataType::Dictionary(..)) => {
-                growth += children.first().map_or(0, |c| self.array_growth(v, c));
+                if let Some(c) = children.first() {
+                    child_growth(v, c, whole(c));
+                }
             }
             (Some(v), DataType::RunEndEncoded(..)) => {
-                growth += children.get(1).map_or(0, |c| self.array_growth(v, c));
+                if let Some(c) = children.get(1) {
+                    child_growth(v, c, whole(c));
+                }
             }
             _ => {
-                growth += n.children.iter().zip(children).map(|(&c, d)| self.array_growth(c, d)).sum::<usize>();
+                for (&c, d) in n.children.iter().zip(children) {
+                    child_growth(c, d, range(d));
+                }
             }
         }
         growth
     }
 }
 
-/// Bytes the buffers of one level of `data` (its validity aside) hold for
-/// its logical rows: exact for fixed-width, boolean, variable-width and
-/// list arrays, the whole buffers for the others.
-fn level_bytes(data: &ArrayData) -> usize {
-    let (off, len) = (data.offset(), data.len());
-    let span = |wide: bool| -> usize {
-        let Some(b) = data.buffers().first().filter(|b| b.len() >= (off + len + 1) * if wide { 8 } else { 4 }) else {
-            return 0;
-        };
-        if wide {
-            let o = b.typed_data::<i64>();
-            (o[off + len] - o[off]) as usize
-        } else {
-            let o = b.typed_data::<i32>();
-            (o[off + len] - o[off]) as usize
-        }
+/// The child rows `(first, count)` that rows `off..off + count` of a list
+/// (or variable-width) `data` span (`off` counts from the buffer's start);
+/// `None` when its offsets do not reach that far.
+fn span_of(data: &ArrayData, wide: bool, off: usize, count: usize) -> Option<(usize, usize)> {
+    let b = data.buffers().first()?;
+    let (first, last) = if wide {
+        let o = b.typed_data::<i64>();
+        (*o.get(off)?, *o.get(off + count)?)
+    } else {
+        let o = b.typed_data::<i32>();
+        (i64::from(*o.get(off)?), i64::from(*o.get(off + count)?))
     };
+    let first = usize::try_from(first).ok()?;
+    Some((first, usize::try_from(last).ok()?.checked_sub(first)?))
+}
+
+/// Bytes the buffers of one level of `data` (its validity aside) hold for
+/// its rows `start..start + count`: exact for fixed-width, boolean,
+/// variable-width and list arrays, the whole buffers for the others.
+fn level_bytes(data: &ArrayData, start: usize, count: usize) -> usize {
+    let off = data.offset() + start;
+    let span = |wide: bool| span_of(data, wide, off, count).map_or(0, |(_, k)| k);
     match data.data_type() {
-        DataType::Utf8 | DataType::Binary => 4 * (len + 1) + span(false),
-        DataType::LargeUtf8 | DataType::LargeBinary => 8 * (len + 1) + span(true),
-        DataType::List(_) | DataType::Map(..) => 4 * (len + 1),
-        DataType::LargeList(_) => 8 * (len + 1),
-        DataType::Boolean => len.div_ceil(8),
+        DataType::Utf8 | DataType::Binary => 4 * (count + 1) + span(false),
+        DataType::LargeUtf8 | DataType::LargeBinary => 8 * (count + 1) + span(true),
+        DataType::List(_) | DataType::Map(..) => 4 * (count + 1),
+        DataType::LargeList(_) => 8 * (count + 1),
+        DataType::Boolean => count.div_ceil(8),
+        DataType::Struct(_) | DataType::FixedSizeList(..) | DataType::Null => 0,
         t => match t.primitive_width() {
-            Some(w) => len * w,
+            Some(w) => count * w,
             None => data.buffers().iter().map(|b| b.len()).sum(),
         },
     }
