@@ -435,3 +435,19 @@ fn records_over_the_limit_are_refused() {
     }
     assert_same_batch(&w.finish().unwrap(), &reference.finish().unwrap(), "records");
 }
+
+/// A value's bytes count once (in the data buffer), so a value of half the
+/// limit fits, on both paths; a second one does not (the data buffer would
+/// double past the limit).
+#[test]
+fn a_value_of_half_the_limit_fits() {
+    let limit = 1 << 22;
+    let mut w = limited("s: utf8", limit);
+    w.append_str(0, &"h".repeat(1 << 21)).unwrap();
+    w.end_row().unwrap();
+    w.write_array(0, &StringArray::from(vec!["k".repeat((1 << 21) - 64)])).unwrap_err();
+    assert_eq!(w.finish().unwrap().num_rows(), 1);
+    let mut w = limited("s: utf8", limit);
+    w.write_array(0, &StringArray::from(vec!["k".repeat(1 << 21)])).unwrap();
+    assert!(w.memory_held() <= limit);
+}

@@ -30,9 +30,9 @@ impl ArrowWriter {
     /// reason, such as a decimal out of range, leaves them dropped; the
     /// batch's bytes are the same either way). The column path computes what a call
     /// needs from its input before writing; the row path checks every value
-    /// before writing it, for room for its bytes plus a few bytes of
-    /// offsets in each buffer of its node (so a value close to the limit may
-    /// be refused a little early). Under a limit a batch reserves nothing up
+    /// before writing it, for room for its bytes in the buffer that takes
+    /// them and for its width plus 64 bytes in each other buffer of its
+    /// node (so a value close to the limit may be refused a little early). Under a limit a batch reserves nothing up
     /// front (buffers grow, each growth checked, from the first offset of
     /// each offset buffer, which is not checked), and the row path takes its
     /// full path, which is slower than the fast path taken without a limit.
@@ -105,10 +105,15 @@ impl ArrowWriter {
     fn value_growth(&self, node: usize, payload: usize, count: usize, deep: bool) -> usize {
         let n = &self.nodes[node];
         let mut growth = n.validity.as_ref().map_or(0, |v| v.bits_growth(n.len + count));
-        let add = count.saturating_mul(payload + n.layout.reserved_value_bytes() + VALUE_SLACK);
+        let small = count.saturating_mul(n.layout.reserved_value_bytes() + VALUE_SLACK);
+        let bytes = count.saturating_mul(payload);
         growth += match &n.layout {
             Layout::Bool { values } => values.bits_growth(n.len + count),
-            layout => layout.slots().map(|s| s.growth_for(add)).sum(),
+            // The payload goes to the data; offsets or views get their own few bytes.
+            Layout::Var { offsets, data, .. } | Layout::View { views: offsets, data, .. } => {
+                offsets.growth_for(small) + data.growth_for(bytes)
+            }
+            layout => layout.slots().map(|s| s.growth_for(small.saturating_add(bytes))).sum(),
         };
         if let Some(v) = n.value_node {
             growth += self.value_growth(v, payload, count, deep);
@@ -158,14 +163,19 @@ impl ArrowWriter {
         let n = &self.nodes[node];
         let end = n.len.saturating_add(count);
         let mut growth = n.validity.as_ref().map_or(0, |v| v.bits_growth(end));
-        let add = level_bytes(data, start, count);
+        let off = data.offset() + start;
         growth += match &n.layout {
             Layout::Bool { values } => values.bits_growth(end),
-            layout => layout.slots().map(|s| s.growth_for(add)).sum(),
+            // Offsets and bytes apart: each buffer gets its own share.
+            Layout::Var { offsets, data: bytes, large, .. } => {
+                let span =
+                    span_of(data, *large, off, count).map_or_else(|| level_bytes(data, start, count), |(_, k)| k);
+                offsets.growth_for(count * if *large { 8 } else { 4 }) + bytes.growth_for(span)
+            }
+            layout => layout.slots().map(|s| s.growth_for(level_bytes(data, start, count))).sum(),
         };
         let children = data.child_data();
         let whole = |c: &ArrayData| (0, c.len());
-        let off = data.offset() + start;
         let range = |c: &ArrayData| -> (usize, usize) {
             match data.data_type() {
                 DataType::Struct(_) => (off, count),
