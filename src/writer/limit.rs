@@ -23,21 +23,26 @@ impl ArrowWriter {
     /// of the batch being written and those of earlier batches it keeps for
     /// reuse (`WriterStats::bytes_retained`). The interning tables of
     /// dictionary and run-end encoded columns and the writer's own small
-    /// structures do not count. A call that would take the writer past the
-    /// limit is refused with `ENOMEM` and changes nothing; when dropping the
-    /// retained buffers would make room, they are dropped (the ring is
-    /// emptied) and the call goes on (a call then refused for another
-    /// reason, such as a decimal out of range, leaves them dropped; the
-    /// batch's bytes are the same either way). The column path computes what a call
-    /// needs from its input before writing; the row path checks every value
-    /// before writing it, for room for its bytes in the buffer that takes
-    /// them and for its width plus 64 bytes in each other buffer of its
-    /// node (so a value close to the limit may be refused a little early). Under a limit a batch reserves nothing up
-    /// front (buffers grow, each growth checked, from the first offset of
-    /// each offset buffer, which is not checked), and the row path takes its
-    /// full path, which is slower than the fast path taken without a limit.
-    /// Lowering the limit below what the writer holds refuses every later
-    /// call that grows a buffer.
+    /// structures do not count.
+    ///
+    /// A call that would take the writer past the limit is refused with
+    /// `ENOMEM` and changes nothing. When dropping the retained buffers would
+    /// make room, they are dropped (the ring is emptied) and the call goes
+    /// on; a call then refused for another reason, such as a decimal out of
+    /// range, leaves them dropped (the batch's bytes are the same either
+    /// way).
+    ///
+    /// The column path computes what a call needs from its input before
+    /// writing. The row path checks every value before writing it, for room
+    /// for its bytes in the buffer that takes them and for its width plus 64
+    /// bytes in each other buffer of its node, so a value close to the limit
+    /// may be refused a little early. Under a limit a batch reserves nothing
+    /// up front (the first offset of each offset buffer, allocated when the
+    /// batch starts, is not checked; every later growth is), and the row
+    /// path takes its full path, slower than the fast path taken without a
+    /// limit. Lowering the limit below what the writer holds refuses every
+    /// later call that grows a buffer, unless dropping the retained buffers
+    /// makes room.
     ///
     /// ```
     /// # use quiver::{ArrowWriter, ErrorCode, WriterOptions};
