@@ -3,7 +3,8 @@
  * do not edit. The contract: docs/ffi.md.
  *
  * Every fallible function returns 0 on success, else an errno value:
- * EINVAL bad argument, ENOSYS unsupported type, ENOMEM allocation failed,
+ * EINVAL bad argument, ENOSYS unsupported type, ENOMEM past the writer's
+ * memory limit (quiver_writer_set_memory_limit),
  * EOVERFLOW offsets would overflow, ERANGE value does not fit the column,
  * EIO a fill callback failed, ENOTRECOVERABLE a panic was caught (the
  * writer is poisoned). A failed call changes nothing that was committed. */
@@ -169,7 +170,11 @@ typedef struct QuiverOptions {
 /**
  * Writes up to `max_rows` rows into `w`. Returns 0 on success; writing no
  * row (and leaving no half row) ends the stream. Returning with a row half
- * written fails the stream with EINVAL. A non-zero return ends the stream with EIO and the
+ * written fails the stream with EINVAL. Returning ENOMEM (what a call under
+ * the writer's memory limit returned) ends the batch early: the half row is
+ * dropped, the committed rows are the batch and the next call writes the
+ * rest; with no row committed it fails the stream with ENOMEM. Any other
+ * non-zero return ends the stream with EIO and the
  * writer's last error (set one with `quiver_writer_set_error`). The writer
  * belongs to the stream: do not free it or keep it after returning.
  */
@@ -447,6 +452,21 @@ int quiver_writer_export_schema(const struct QuiverWriter *w, ArrowSchema *out);
  * `w` is NULL or a live writer; `out` is NULL or valid for writes.
  */
 int quiver_writer_finish(struct QuiverWriter *w, ArrowArray *out);
+
+/**
+ * Sets the writer's memory limit: the bytes of buffer capacity it may hold,
+ * 0 for none (the default). What counts: the capacity of the buffers of
+ * the batch being written and of those kept for reuse (`bytes_retained`).
+ * A call that would take the writer past it fails with ENOMEM, a message
+ * naming the limit and what the call needed, and changes nothing (the
+ * retained buffers are dropped first when that makes room). EINVAL if
+ * `bytes` is negative. A fill callback may call it on its stream's writer.
+ * Ownership: nothing changes hands.
+ *
+ * # Safety
+ * `w` is NULL or a live writer, not in use by another call.
+ */
+int quiver_writer_set_memory_limit(struct QuiverWriter *w, int64_t bytes);
 
 /**
  * Appends a null to `node` (a null struct or fixed-size list gets null,

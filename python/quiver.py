@@ -223,6 +223,7 @@ def _load():
         "quiver_stream_new": (c_int, [c_void_p, POINTER(QuiverOptions), QUIVER_FILL,
                                       c_void_p, QUIVER_RELEASE_CTX, c_void_p]),
         "quiver_writer_set_error": (c_int, [W, c_char_p]),
+        "quiver_writer_set_memory_limit": (c_int, [W, c_int64]),
         "quiver_live_arrays": (c_int64, []),
         "quiver_layout_new": (c_int, [W, POINTER(c_void_p)]),
         "quiver_layout_unsafe_row": (c_int, [W, POINTER(c_void_p)]),
@@ -647,10 +648,11 @@ class RecordLayout:
 
 class Writer:
     """A quiver writer. ``Writer(schema, batch_rows=..., recycle=..., retain=...,
-    validate_utf8=...)`` where ``schema`` is a :class:`Schema`, schema text or
-    a pyarrow schema. Free it with :meth:`close` (or use ``with``)."""
+    validate_utf8=..., memory_limit=...)`` where ``schema`` is a :class:`Schema`,
+    schema text or a pyarrow schema. Free it with :meth:`close` (or use ``with``)."""
 
-    def __init__(self, schema, *, batch_rows=None, recycle=None, retain=None, validate_utf8=None):
+    def __init__(self, schema, *, batch_rows=None, recycle=None, retain=None, validate_utf8=None,
+                 memory_limit=None):
         self._ptr = None
         self._owned = True
         self._pa_schema = None
@@ -661,6 +663,8 @@ class Writer:
         rc = lib.quiver_writer_new(self._schema.address, ctypes.byref(opts), ctypes.byref(out))
         _check_global(rc, "quiver_writer_new")
         self._ptr = out.value
+        if memory_limit is not None:
+            self.set_memory_limit(memory_limit)
 
     @classmethod
     def _borrow(cls, ptr) -> "Writer":
@@ -927,6 +931,15 @@ class Writer:
         pa = _pyarrow()
         return pa.RecordBatch._import_from_c(ptr, self.arrow_schema)
 
+    def set_memory_limit(self, nbytes: int) -> None:
+        """The bytes of buffer capacity the writer may hold (0: no limit): the
+        buffers of the batch being written and those kept for reuse. A call
+        that would pass it raises :class:`QuiverError` with ``ENOMEM`` and
+        changes nothing. In a stream's fill, letting that error propagate
+        ends the batch early (the committed rows go out)."""
+        self._check(lib.quiver_writer_set_memory_limit(self.handle, int(nbytes)),
+                    "quiver_writer_set_memory_limit")
+
     def set_error(self, message: str) -> None:
         msg = str(message).replace("\0", " ").encode("utf-8", "replace")
         self._check(lib.quiver_writer_set_error(self.handle, msg), "quiver_writer_set_error")
@@ -1011,6 +1024,10 @@ def _fill_trampoline(ctx, writer_ptr, max_rows):
         state.fill(w, int(max_rows))
         return 0
     except BaseException as e:  # noqa: BLE001 - reported through the stream
+        if isinstance(e, QuiverError) and e.code == _errno.ENOMEM:
+            # The memory limit: the stream ends the batch early (or, with no
+            # row committed, fails with the writer's message).
+            return _errno.ENOMEM
         try:
             if state is not None:
                 state.stream.exception = e
@@ -1038,7 +1055,11 @@ class Stream:
     ``fill(writer, max_rows)`` writes up to ``max_rows`` rows into
     ``writer`` (a borrowed :class:`Writer`, valid during the call); writing
     no row ends the stream. An exception in it ends the stream with an error
-    carrying its message (also kept in ``stream.exception``).
+    carrying its message (also kept in ``stream.exception``), except a
+    :class:`QuiverError` with ``ENOMEM`` (the writer's memory limit, see
+    :meth:`Writer.set_memory_limit`), which ends the batch early: the
+    committed rows go out and the next call writes the rest (with no row
+    committed the stream fails with ``ENOMEM``).
 
     A consumer may ask for the C stream more than once (duckdb asks for the
     schema, then for the scan). With ``factory=`` (a callable returning a new

@@ -13,7 +13,8 @@ pub enum ErrorCode {
     InvalidArgument,
     /// A type the writer does not support (`ENOSYS`).
     Unsupported,
-    /// Allocation failed (`ENOMEM`).
+    /// A call would take the writer past its memory limit (`ENOMEM`; see
+    /// `ArrowWriter::set_memory_limit`).
     OutOfMemory,
     /// A batch would exceed what its offsets can address (`EOVERFLOW`).
     Overflow,

@@ -50,11 +50,20 @@ pub(crate) fn finish_step(writer: &mut ArrowWriter, step: Step, max_rows: usize)
     writer.finish().map(Some).map_err(|e| e.context("after fill"))
 }
 
+/// Ends a batch early after its fill got `ENOMEM` (the memory limit) with
+/// rows committed: the half-written row is dropped and the committed rows
+/// are the batch; the next fill writes the rest.
+pub(crate) fn end_early(writer: &mut ArrowWriter, max_rows: usize) -> Result<Option<RecordBatch>> {
+    writer.abort_row()?;
+    finish_step(writer, Step::Batch, max_rows)
+}
+
 /// The error a failed fill ends its stream with: `EIO` (or `ENOTRECOVERABLE`
-/// for a panic), the message kept.
+/// for a panic, `ENOMEM` for the memory limit), the message kept.
 pub(crate) fn fill_error(e: QuiverError) -> QuiverError {
     match e.code() {
         ErrorCode::Io | ErrorCode::Poisoned => e,
+        ErrorCode::OutOfMemory => QuiverError::new(ErrorCode::OutOfMemory, format!("fill failed: {}", e.message())),
         _ => QuiverError::new(ErrorCode::Io, format!("fill failed: {}", e.message())),
     }
 }
@@ -110,7 +119,11 @@ where
     F: FnMut(&mut ArrowWriter, usize) -> Result<Step> + Send,
 {
     /// `fill(writer, max_rows)` writes up to `max_rows` rows (the writer's
-    /// `batch_rows`) and says whether the stream goes on.
+    /// `batch_rows`) and says whether the stream goes on. A fill that
+    /// returns an `ENOMEM` error (the writer's memory limit, e.g. through `?`
+    /// on an append) ends the batch early when rows are committed: the half
+    /// row is dropped, the committed rows are the batch, and the next call
+    /// writes the rest; with no row committed the stream fails with `ENOMEM`.
     pub fn new(writer: ArrowWriter, fill: F) -> Self {
         WriterStream { writer, fill, state: State::Running }
     }
@@ -142,6 +155,10 @@ where
         let (writer, fill) = (&mut self.writer, &mut self.fill);
         let result = match catch_unwind(AssertUnwindSafe(|| fill(&mut *writer, max_rows))) {
             Ok(Ok(step)) => finish_step(writer, step, max_rows).map(|b| (step, b)),
+            Ok(Err(e)) if e.code() == ErrorCode::OutOfMemory && writer.rows() > 0 => {
+                // The memory limit ends the batch early: the committed rows go out.
+                end_early(writer, max_rows).map(|b| (Step::Batch, b))
+            }
             Ok(Err(e)) => Err(fill_error(e)),
             Err(panic) => {
                 Err(QuiverError::new(ErrorCode::Poisoned, format!("fill panicked: {}", panic_message(&*panic))))

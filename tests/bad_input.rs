@@ -36,6 +36,7 @@ const ENOSYS: i64 = libc::ENOSYS as i64;
 const ERANGE: i64 = libc::ERANGE as i64;
 const EIO: i64 = libc::EIO as i64;
 const EOVERFLOW: i64 = libc::EOVERFLOW as i64;
+const ENOMEM: i64 = libc::ENOMEM as i64;
 const ENOTRECOVERABLE: i64 = libc::ENOTRECOVERABLE as i64;
 
 // ---- the schema every writer case uses ---------------------------------------
@@ -1179,6 +1180,40 @@ fn cases() -> Vec<Case> {
                     wr(w, quiver_write_array(w, 0, &a, &s))
                 },
             },
+            // -- the memory limit (the case lifts it again, so the writer goes on) --
+            Case {
+                class: "a value past the memory limit (mid-row)",
+                call: "quiver_append_bytes",
+                code: ENOMEM,
+                excerpt: &["memory limit of 4096 bytes", "this call needs"],
+                run: |w| {
+                    ok(quiver_writer_set_memory_limit(w, 4096), w);
+                    ok(quiver_append_i64(w, 0, 20), w);
+                    let r = wr(w, bytes(w, 1, &vec![b'x'; 1 << 20]));
+                    ok(quiver_writer_set_memory_limit(w, 0), w);
+                    r
+                },
+            },
+            Case {
+                class: "a column past the memory limit",
+                call: "quiver_write_column",
+                code: ENOMEM,
+                excerpt: &["memory limit of 4096 bytes", "this call needs"],
+                run: |w| {
+                    ok(quiver_writer_set_memory_limit(w, 4096), w);
+                    let v = vec![0i64; 1 << 16];
+                    let r = wr(w, quiver_write_column(w, 0, v.as_ptr().cast(), null(), 1 << 16));
+                    ok(quiver_writer_set_memory_limit(w, 0), w);
+                    r
+                },
+            },
+            Case {
+                class: "a negative memory limit",
+                call: "quiver_writer_set_memory_limit",
+                code: EINVAL,
+                excerpt: &["bytes must be >= 0, got -1"],
+                run: |w| wr(w, quiver_writer_set_memory_limit(w, -1)),
+            },
             Case {
                 class: "write_column on a variable-width column",
                 call: "quiver_write_column",
@@ -1605,6 +1640,8 @@ enum FillMode {
     HalfRowOnly,
     /// The first append panics inside the library (injected).
     LibraryPanic,
+    /// Sets a 64-byte memory limit; the first row does not fit: returns ENOMEM.
+    NoRoomForARow,
 }
 
 struct FillCtx {
@@ -1646,6 +1683,14 @@ unsafe extern "C" fn fill(ctx: *mut c_void, w: *mut QuiverWriter, max_rows: i64)
             FillMode::HalfRowOnly => {
                 quiver_append_i64(w, 0, 1);
                 0
+            }
+            FillMode::NoRoomForARow => {
+                quiver_writer_set_memory_limit(w, 64);
+                let rc = quiver_append_i64(w, 0, 1);
+                if rc != 0 {
+                    return rc;
+                }
+                bytes(w, 1, &[b'x'; 100])
             }
             FillMode::LibraryPanic => {
                 quiver::ffi::writer::inject_panic_for_tests(w);
@@ -1703,6 +1748,18 @@ const STREAM_CASES: &[(&str, &str, i64, &[&str])] = &[
     ("fill triggers a panic inside the library", "get_next", ENOTRECOVERABLE, &["fill", "append_i64", "panic caught"]),
     ("Rust fill closure panics", "get_next", ENOTRECOVERABLE, &["fill panicked", "boom"]),
     ("Rust fill closure returns an error", "get_next", EIO, &["fill failed", "bad row 7"]),
+    (
+        "fill returns ENOMEM with no row committed",
+        "get_next",
+        ENOMEM,
+        &["fill callback returned ENOMEM", "memory limit of 64 bytes"],
+    ),
+    (
+        "Rust fill closure gets ENOMEM with no row committed",
+        "get_next",
+        ENOMEM,
+        &["fill failed", "memory limit of 64 bytes"],
+    ),
     ("get_next with out NULL", "get_next", EINVAL, &["get_next: out is NULL"]),
     ("get_schema with out NULL", "get_schema", EINVAL, &["get_schema: out is NULL"]),
     ("utf8 offsets past 2^31-1 in a fill", "quiver_append_bytes", EOVERFLOW, &["append_bytes", "node 1 's'", "2^31-1"]),
@@ -1825,6 +1882,26 @@ fn stream_out_null_is_einval() {
 
 fn rust_writer(text: &str, batch_rows: usize) -> ArrowWriter {
     ArrowWriter::from_text(text, WriterOptions { batch_rows, ..WriterOptions::default() }).unwrap()
+}
+
+#[test]
+fn fill_getting_enomem_with_no_row_committed_fails_the_stream() {
+    let mut released = false;
+    let mut s = c_stream(FillMode::NoRoomForARow, 16, &mut released);
+    let (rc, a, msg) = next(&mut s);
+    check_stream_error("fill returns ENOMEM with no row committed", rc, &msg);
+    assert!(a.is_released());
+    drop(s);
+    assert!(released);
+    let mut stream = WriterStream::new(rust_writer(STREAM_SCHEMA, 8), |w: &mut ArrowWriter, _max| {
+        w.set_memory_limit(64);
+        w.append_i64(0, 1)?;
+        w.append_str(1, &"x".repeat(100))?;
+        w.end_row()?;
+        Ok(Step::End)
+    });
+    let e = quiver::BatchSource::next_batch(&mut stream).unwrap().unwrap_err();
+    check_stream_error("Rust fill closure gets ENOMEM with no row committed", e.errno() as i64, e.message());
 }
 
 #[test]
@@ -2034,6 +2111,32 @@ fn rust_row(w: &mut ArrowWriter, i: i64) {
 fn rust_cases() -> Vec<RustCase> {
     vec![
         RustCase {
+            class: "a value past the memory limit (mid-row)",
+            call: "append_str",
+            code: ErrorCode::OutOfMemory,
+            excerpt: &["memory limit of 4096 bytes", "this call needs"],
+            run: |w| {
+                w.set_memory_limit(4096);
+                w.append_i64(0, 20)?;
+                let r = w.append_str(1, &"x".repeat(1 << 20));
+                w.set_memory_limit(0);
+                r
+            },
+        },
+        RustCase {
+            class: "an array past the memory limit",
+            call: "write_array",
+            code: ErrorCode::OutOfMemory,
+            excerpt: &["memory limit of 4096 bytes", "this call needs"],
+            run: |w| {
+                w.set_memory_limit(4096);
+                let r = w
+                    .write_array(1, &arrow_array::StringArray::from_iter_values((0..1 << 14).map(|i| format!("v{i}"))));
+                w.set_memory_limit(0);
+                r
+            },
+        },
+        RustCase {
             class: "unknown node",
             call: "append_i64",
             code: ErrorCode::InvalidArgument,
@@ -2206,6 +2309,7 @@ fn code_name(code: i64) -> String {
         ERANGE => "ERANGE".into(),
         EIO => "EIO".into(),
         EOVERFLOW => "EOVERFLOW".into(),
+        ENOMEM => "ENOMEM".into(),
         ENOTRECOVERABLE => "ENOTRECOVERABLE".into(),
         0 => "0 (no-op)".into(),
         other => format!("returns {other}"),

@@ -20,6 +20,15 @@ pub(crate) struct Counters {
     pub bytes_allocated: u64,
 }
 
+/// How a batch takes its buffers: whether released ones are reused, and
+/// whether a new buffer is reserved at what the previous batch used (off
+/// under a memory limit, where buffers grow only through checked writes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Start {
+    pub recycle: bool,
+    pub reserve: bool,
+}
+
 /// How a slot's memory must look when a batch starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Fill {
@@ -54,10 +63,10 @@ impl Slot {
     /// Gets the buffer for the next batch: a released one from the ring if
     /// any, else a new allocation; then reserves `min_bytes` and zeroes what
     /// `fill` says.
-    pub fn start(&mut self, min_bytes: usize, fill: Fill, recycle: bool, counters: &mut Counters) {
-        let want = min_bytes.max(self.last_used);
+    pub fn start(&mut self, min_bytes: usize, fill: Fill, how: Start, counters: &mut Counters) {
+        let want = if how.reserve { min_bytes.max(self.last_used) } else { min_bytes };
         let mut reclaimed = None;
-        if recycle {
+        if how.recycle {
             for _ in 0..self.ring.len() {
                 let held = self.ring.pop_front().expect("ring length checked");
                 match held.into_mutable() {
@@ -119,6 +128,43 @@ impl Slot {
     /// Bytes held in the ring for reuse right now.
     pub fn retained_bytes(&self) -> u64 {
         self.ring.iter().map(|b| b.capacity() as u64).sum()
+    }
+
+    /// Bytes of capacity this slot holds: the current buffer and the ring.
+    pub fn held_bytes(&self) -> usize {
+        self.buf.capacity() + self.ring.iter().map(Buffer::capacity).sum::<usize>()
+    }
+
+    /// Drops the writer's handles on the buffers of earlier batches (a
+    /// buffer still held by a consumer lives on with it).
+    pub fn drop_retained(&mut self) {
+        self.ring.clear();
+    }
+
+    /// The capacity the current buffer grows by when its length becomes
+    /// `new_len` (arrow's rule: the larger of `new_len` rounded up to 64
+    /// bytes and twice the capacity).
+    pub fn growth_to(&self, new_len: usize) -> usize {
+        let cap = self.buf.capacity();
+        if new_len <= cap {
+            return 0;
+        }
+        new_len.next_multiple_of(64).max(cap.saturating_mul(2)) - cap
+    }
+
+    /// [`growth_to`](Self::growth_to) for pushing `add` bytes.
+    pub fn growth_for(&self, add: usize) -> usize {
+        self.growth_to(self.buf.len().saturating_add(add))
+    }
+
+    /// The growth of a bitmap addressing bits `0..bits` (`ensure_bits`,
+    /// which at least doubles the length).
+    pub fn bits_growth(&self, bits: usize) -> usize {
+        let bytes = bits.div_ceil(8);
+        if bytes <= self.buf.len() {
+            return 0;
+        }
+        self.growth_to(bytes.max(self.buf.len() * 2))
     }
 
     // ---- writing helpers -------------------------------------------------

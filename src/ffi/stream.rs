@@ -11,11 +11,15 @@ use crate::error::{ErrorCode, QuiverError, Result};
 use crate::ffi::boundary::{enter, non_null, present};
 use crate::ffi::options::QuiverOptions;
 use crate::ffi::writer::{new_writer, QuiverWriter};
-use crate::stream::{export_stream, finish_step, BatchSource, Step};
+use crate::stream::{end_early, export_stream, finish_step, BatchSource, Step};
 
 /// Writes up to `max_rows` rows into `w`. Returns 0 on success; writing no
 /// row (and leaving no half row) ends the stream. Returning with a row half
-/// written fails the stream with EINVAL. A non-zero return ends the stream with EIO and the
+/// written fails the stream with EINVAL. Returning ENOMEM (what a call under
+/// the writer's memory limit returned) ends the batch early: the half row is
+/// dropped, the committed rows are the batch and the next call writes the
+/// rest; with no row committed it fails the stream with ENOMEM. Any other
+/// non-zero return ends the stream with EIO and the
 /// writer's last error (set one with `quiver_writer_set_error`). The writer
 /// belongs to the stream: do not free it or keep it after returning.
 pub type QuiverFill = Option<unsafe extern "C" fn(ctx: *mut c_void, w: *mut QuiverWriter, max_rows: i64) -> c_int>;
@@ -71,6 +75,17 @@ impl BatchSource for CallbackSource {
         if self.writer.is_poisoned() {
             let message = self.writer.last_error_message().unwrap_or_default();
             return Some(Err(QuiverError::new(ErrorCode::Poisoned, format!("fill: {message}"))));
+        }
+        if rc == libc::ENOMEM && self.writer.writer.rows() > 0 {
+            // The memory limit ends the batch early: the committed rows go out.
+            return end_early(&mut self.writer.writer, max_rows).transpose();
+        }
+        if rc == libc::ENOMEM {
+            let message = self.writer.last_error_message().unwrap_or_else(|| "(no message set)".into());
+            return Some(Err(QuiverError::new(
+                ErrorCode::OutOfMemory,
+                format!("fill callback returned ENOMEM: {message}"),
+            )));
         }
         if rc != 0 {
             let message = self.writer.last_error_message().unwrap_or_else(|| "(no message set)".into());

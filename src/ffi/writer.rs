@@ -7,7 +7,7 @@ use arrow_array::StructArray;
 use arrow_data::ffi::FFI_ArrowArray;
 use arrow_schema::ffi::FFI_ArrowSchema;
 
-use crate::error::Result;
+use crate::error::{QuiverError, Result};
 use crate::export::export_array;
 use crate::ffi::boundary::{arg, arg_mut, enter, non_null};
 use crate::ffi::handle::enter_writer;
@@ -192,6 +192,28 @@ pub unsafe extern "C" fn quiver_writer_finish(w: *mut QuiverWriter, out: *mut FF
         let array = export_array(StructArray::from(batch).into());
         // SAFETY: `out` is non-NULL and valid for writes.
         unsafe { out.write(array) };
+        Ok(())
+    })
+}
+
+/// Sets the writer's memory limit: the bytes of buffer capacity it may hold,
+/// 0 for none (the default). What counts: the capacity of the buffers of
+/// the batch being written and of those kept for reuse (`bytes_retained`).
+/// A call that would take the writer past it fails with ENOMEM, a message
+/// naming the limit and what the call needed, and changes nothing (the
+/// retained buffers are dropped first when that makes room). EINVAL if
+/// `bytes` is negative. A fill callback may call it on its stream's writer.
+/// Ownership: nothing changes hands.
+///
+/// # Safety
+/// `w` is NULL or a live writer, not in use by another call.
+#[no_mangle]
+pub unsafe extern "C" fn quiver_writer_set_memory_limit(w: *mut QuiverWriter, bytes: i64) -> c_int {
+    const CALL: &str = "quiver_writer_set_memory_limit";
+    enter_writer(CALL, w, |writer| {
+        let bytes = usize::try_from(bytes)
+            .map_err(|_| QuiverError::invalid(format!("{CALL}: bytes must be >= 0, got {bytes}")))?;
+        writer.set_memory_limit(bytes);
         Ok(())
     })
 }

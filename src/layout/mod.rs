@@ -9,7 +9,7 @@
 use arrow_buffer::Buffer;
 
 use crate::buffer::offsets::{last_offset, push_offset};
-use crate::buffer::{Counters, Fill, Slot};
+use crate::buffer::{Counters, Fill, Slot, Start};
 
 pub(crate) mod decimal;
 pub(crate) mod encoded;
@@ -198,45 +198,61 @@ impl Layout {
         a.into_iter().chain(b)
     }
 
+    /// The buffers of this layout, mutably (see [`slots`](Self::slots)).
+    pub fn slots_mut(&mut self) -> impl Iterator<Item = &mut Slot> {
+        let (a, b) = match self {
+            Layout::Null | Layout::FixedList { .. } | Layout::Struct => (None, None),
+            Layout::Bool { values } | Layout::Fixed { values, .. } => (Some(values), None),
+            Layout::Var { offsets, data, .. } => (Some(offsets), Some(data)),
+            Layout::View { views, data, .. } => (Some(views), Some(data)),
+            Layout::List { offsets, .. } => (Some(offsets), None),
+            Layout::ListView { offsets, sizes, .. } => (Some(offsets), Some(sizes)),
+            Layout::Union { type_ids, offsets, .. } => (Some(type_ids), offsets.as_mut()),
+            Layout::Dictionary { keys, .. } => (Some(keys), None),
+            Layout::RunEnd { run_ends, .. } => (Some(run_ends), None),
+        };
+        a.into_iter().chain(b)
+    }
+
     /// Takes the buffers of a new batch (docs/design.md §2 rules 3, 5, 7):
     /// `rows` of capacity (a top-level node's row capacity, else 0).
-    pub fn start(&mut self, rows: usize, recycle: bool, counters: &mut Counters) {
+    pub fn start(&mut self, rows: usize, how: Start, counters: &mut Counters) {
         let width = self.offset_width();
         match self {
             Layout::Null | Layout::FixedList { .. } | Layout::Struct => {}
-            Layout::Bool { values } => values.start(rows.div_ceil(8), Fill::ZeroedBits, recycle, counters),
-            Layout::Fixed { values, width, .. } => values.start(rows * *width, Fill::Push, recycle, counters),
+            Layout::Bool { values } => values.start(rows.div_ceil(8), Fill::ZeroedBits, how, counters),
+            Layout::Fixed { values, width, .. } => values.start(rows * *width, Fill::Push, how, counters),
             Layout::Var { offsets, data, .. } => {
-                offsets.start((rows + 1) * width, Fill::ZeroedPush, recycle, counters);
+                offsets.start((rows + 1) * width, Fill::ZeroedPush, how, counters);
                 push_offset(offsets, width, 0);
-                data.start(0, Fill::Push, recycle, counters);
+                data.start(0, Fill::Push, how, counters);
             }
             Layout::View { views, data, .. } => {
-                views.start(rows * 16, Fill::Push, recycle, counters);
-                data.start(0, Fill::Push, recycle, counters);
+                views.start(rows * 16, Fill::Push, how, counters);
+                data.start(0, Fill::Push, how, counters);
             }
             Layout::List { offsets, .. } => {
-                offsets.start((rows + 1) * width, Fill::ZeroedPush, recycle, counters);
+                offsets.start((rows + 1) * width, Fill::ZeroedPush, how, counters);
                 push_offset(offsets, width, 0);
             }
             // List-view offsets and sizes are offsets: zeroed.
             Layout::ListView { offsets, sizes, .. } => {
-                offsets.start(rows * width, Fill::ZeroedPush, recycle, counters);
-                sizes.start(rows * width, Fill::ZeroedPush, recycle, counters);
+                offsets.start(rows * width, Fill::ZeroedPush, how, counters);
+                sizes.start(rows * width, Fill::ZeroedPush, how, counters);
             }
             Layout::Union { type_ids, offsets, .. } => {
-                type_ids.start(rows, Fill::Push, recycle, counters);
+                type_ids.start(rows, Fill::Push, how, counters);
                 if let Some(offsets) = offsets {
-                    offsets.start(rows * 4, Fill::ZeroedPush, recycle, counters);
+                    offsets.start(rows * 4, Fill::ZeroedPush, how, counters);
                 }
             }
             Layout::Dictionary { keys, width, encoding } => {
-                keys.start(rows * *width, Fill::Push, recycle, counters);
+                keys.start(rows * *width, Fill::Push, how, counters);
                 encoding.iter_mut().for_each(|e| e.clear());
             }
             // Run ends are offsets: zeroed.
             Layout::RunEnd { run_ends, encoding, .. } => {
-                run_ends.start(0, Fill::ZeroedPush, recycle, counters);
+                run_ends.start(0, Fill::ZeroedPush, how, counters);
                 encoding.iter_mut().for_each(|e| e.clear());
             }
         }

@@ -141,6 +141,7 @@ impl ArrowWriter {
                 )));
             }
         }
+        self.check_column(CALL, node, need, length)?;
         let bits = validity.map(|bytes| Bits { bytes, offset: 0 });
         self.column_write(node, |w| w.copy_fixed(node, CALL, values, 0, bits, length))
     }
@@ -173,6 +174,7 @@ impl ArrowWriter {
                 data.data_type()
             )));
         }
+        self.check_array(CALL, node, data)?;
         self.column_write(node, |w| w.copy_data(node, data, 0, data.len()))
     }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use arrow_schema::SchemaRef;
 
-use crate::buffer::{Counters, Fill, Slot};
+use crate::buffer::{Counters, Fill, Slot, Start};
 use crate::error::{QuiverError, Result};
 use crate::node::build::build_nodes;
 use crate::node::fast::prepare_fast_paths;
@@ -17,6 +17,7 @@ mod column;
 mod column_values;
 mod encoded;
 mod finish;
+mod limit;
 mod nested;
 mod position;
 mod row;
@@ -38,11 +39,22 @@ pub struct WriterOptions {
     /// Refuse decimals over their precision (`ERANGE`). Default true; turn
     /// off only to carry data that is already out of range as it is.
     pub check_decimal_precision: bool,
+    /// Bytes of buffer capacity the writer may hold (0: no limit, the
+    /// default): see [`ArrowWriter::set_memory_limit`] for what counts. A
+    /// call that would take the writer past it is refused with `ENOMEM`.
+    pub memory_limit: usize,
 }
 
 impl Default for WriterOptions {
     fn default() -> Self {
-        WriterOptions { batch_rows: 8192, recycle: true, retain: 3, validate_utf8: true, check_decimal_precision: true }
+        WriterOptions {
+            batch_rows: 8192,
+            recycle: true,
+            retain: 3,
+            validate_utf8: true,
+            check_decimal_precision: true,
+            memory_limit: 0,
+        }
     }
 }
 
@@ -107,7 +119,8 @@ pub struct ArrowWriter {
     /// The innermost open node; [`NO_OPEN`] when none is open, [`NOT_STARTED`]
     /// before the batch's first write. The fast paths compare it with a
     /// node's `up`, which answers "started, and is this node's parent the
-    /// innermost open one" in one test.
+    /// innermost open one" in one test. Under a memory limit it stays
+    /// [`LIMITED`], which no fast path takes.
     open_top: usize,
     /// Top-level columns that got the value of the open row through the row
     /// path, or [`ROW_UNKNOWN`] once the column path may have written
@@ -159,6 +172,10 @@ fn reserved_row_bytes(n: &Node) -> usize {
 
 /// `open_top` before the batch's first write: no node's `up`.
 const NOT_STARTED: usize = usize::MAX - 1;
+
+/// `open_top` under a memory limit: no node's `up` and no node number, so
+/// every row-path call takes its full path, which checks the limit.
+const LIMITED: usize = usize::MAX - 2;
 
 /// `row_written` when the column path may have written top-level columns.
 const ROW_UNKNOWN: usize = 1 << 62;
@@ -274,10 +291,14 @@ impl ArrowWriter {
     /// Takes the buffers of the new batch: released ones back from the ring,
     /// new ones otherwise (docs/design.md §2 rules 2, 3, 5, 7).
     fn start_batch(&mut self) {
-        let recycle = self.options.recycle;
+        // Under a memory limit nothing is reserved up front: buffers grow
+        // through writes that check the limit.
+        let limited = self.options.memory_limit > 0;
+        let how = Start { recycle: self.options.recycle, reserve: !limited };
         let row_bytes: usize =
             self.nodes.iter().filter(|n| n.parent.is_none()).map(reserved_row_bytes).sum::<usize>().max(1);
-        let cap = self.options.batch_rows.min(RESERVE_ROWS).min((RESERVE_BYTES / row_bytes).max(1));
+        let cap =
+            if limited { 0 } else { self.options.batch_rows.min(RESERVE_ROWS).min((RESERVE_BYTES / row_bytes).max(1)) };
         let counters = &mut self.counters;
         for n in &mut self.nodes {
             let rows = if n.parent.is_none() { cap } else { 0 };
@@ -285,23 +306,25 @@ impl ArrowWriter {
             n.null_count = 0;
             n.committed_len = 0;
             if let Some(v) = &mut n.validity {
-                v.start(rows.div_ceil(8), Fill::ZeroedBits, recycle, counters);
+                v.start(rows.div_ceil(8), Fill::ZeroedBits, how, counters);
             }
-            n.layout.start(rows, recycle, counters);
+            n.layout.start(rows, how, counters);
         }
         self.rows = 0;
         self.open.clear();
-        self.open_top = NO_OPEN;
+        self.open_top = if limited { LIMITED } else { NO_OPEN };
         self.row_written = 0;
         #[cfg(debug_assertions)]
         self.debug_committed.iter_mut().for_each(|c| *c = (0, 0));
         self.started = true;
     }
 
-    /// Sets `open_top` from `open` after a push or pop.
+    /// Sets `open_top` from `open` after a push or pop ([`LIMITED`] under
+    /// a memory limit).
     #[inline]
     fn sync_open(&mut self) {
-        self.open_top = self.open.last().copied().unwrap_or(NO_OPEN);
+        self.open_top =
+            if self.options.memory_limit > 0 { LIMITED } else { self.open.last().copied().unwrap_or(NO_OPEN) };
     }
 
     /// Counts a top-level value of the open row (after a successful write of `node`).

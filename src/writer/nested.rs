@@ -122,6 +122,8 @@ impl ArrowWriter {
                 n.describe(node)
             )));
         }
+        // Room for the value's own buffers, which `end` writes.
+        self.check_value("begin", node, 0, false)?;
         if dst != node {
             self.snapshot_values(node);
         }
@@ -153,7 +155,8 @@ impl ArrowWriter {
             return false;
         }
         self.open.pop();
-        self.sync_open();
+        // No memory limit: `open_top` matched `node`.
+        self.open_top = self.open.last().copied().unwrap_or(NO_OPEN);
         if self.nodes[node].up == NO_OPEN {
             self.row_written += 1;
         }

@@ -130,6 +130,7 @@ impl ArrowWriter {
         if !self.nodes[dst].accepts(input) {
             return Err(self.wrong_input(node, input));
         }
+        self.check_value(input.name(), node, bytes.len(), false)?;
         if dst != node {
             self.append_encoded(node, |w| w.write_le(dst, input, bytes))?;
         } else {

@@ -64,6 +64,7 @@ impl ArrowWriter {
         if !self.nodes[dst].accepts(Input::Bytes) {
             return Err(self.wrong_input(node, Input::Bytes));
         }
+        self.check_value("append_bytes", node, v.len(), false)?;
         if dst != node {
             self.append_encoded(node, |w| w.write_bytes(dst, v))?;
         } else {
@@ -193,6 +194,7 @@ impl ArrowWriter {
                 )));
             }
         }
+        self.check_value("append_null", node, 0, true)?;
         self.fill_null(node, 1);
         self.count_top(node);
         Ok(())

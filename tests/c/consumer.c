@@ -1845,6 +1845,35 @@ static void test_writer_free_keeps_batches(void) {
   release_batch(&b);
 }
 
+/* The memory limit: a value past it is ENOMEM with a message naming it, the
+   row goes on with a small value, and the batch holds what was committed. */
+static void test_memory_limit(void) {
+  struct ArrowSchema s;
+  QuiverWriter *w = NULL;
+  OKW(NULL, quiver_schema_parse("a: int64, s: utf8", &s));
+  OKW(NULL, quiver_writer_new(&s, NULL, &w));
+  s.release(&s);
+  int rc = quiver_writer_set_memory_limit(w, -1);
+  CHECK(rc == EINVAL, "quiver_writer_set_memory_limit(-1) -> EINVAL (%d)", rc);
+  OKW(w, quiver_writer_set_memory_limit(w, 1 << 16));
+  static uint8_t big[1 << 17];
+  memset(big, 'x', sizeof big);
+  OKW(w, quiver_append_i64(w, 0, 7));
+  rc = quiver_append_bytes(w, 1, big, sizeof big);
+  CHECK(rc == ENOMEM && strstr(werr(w), "memory limit of 65536 bytes") != NULL,
+        "a value past the memory limit -> ENOMEM naming the limit (%d: %s)", rc, werr(w));
+  OKW(w, quiver_append_bytes(w, 1, big, 10));
+  OKW(w, quiver_end_row(w));
+  struct ArrowArray b;
+  OKW(w, quiver_writer_finish(w, &b));
+  const struct ArrowArray *col = b.children[1];
+  const int32_t *off = (const int32_t *)col->buffers[1];
+  CHECK(b.length == 1 && off[col->offset + 1] - off[col->offset] == 10,
+        "after the refusal the row holds the small value (length %" PRId64 ")", b.length);
+  b.release(&b);
+  quiver_writer_free(w);
+}
+
 int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++)
     if (strcmp(argv[i], "--quiet") == 0) quiet = true;
@@ -1865,6 +1894,7 @@ int main(int argc, char **argv) {
   test_writer_free_keeps_batches();
   test_more_contract();
   test_release_on_other_thread();
+  test_memory_limit();
 
   CHECK(quiver_live_arrays() == 0, "quiver_live_arrays() == 0 at the end (%" PRId64 ")", quiver_live_arrays());
   printf("consumer: all %d checks passed\n", n_ok);

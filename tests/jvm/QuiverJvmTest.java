@@ -876,6 +876,57 @@ public final class QuiverJvmTest {
         return e;
     }
 
+    static void memoryLimit() {
+        int n = 4096;
+        try (Arena arena = Arena.ofConfined(); Writer w = Writer.create("v: int64", null)) {
+            MemorySegment v = arena.allocate(JAVA_LONG, n);
+            for (int i = 0; i < n; i++) v.setAtIndex(JAVA_LONG, i, i);
+            w.setMemoryLimit(1 << 14);
+            int rc = code(() -> w.writeColumn(0, v, MemorySegment.NULL, n));
+            check("memory limit: a column over it is ENOMEM", rc == Quiver.ENOMEM, "rc " + rc);
+            String m = w.lastError();
+            check("memory limit: the message names the limit", m != null && m.contains("memory limit of 16384 bytes"),
+                    "got " + m);
+            check("memory limit: the refused column wrote nothing", w.rows() == 0, "rows " + w.rows());
+            w.writeColumn(0, v, MemorySegment.NULL, 100);
+            ArrayView b = w.finish();
+            check("memory limit: a column under it goes through", b.length() == 100, "length " + b.length());
+            b.release();
+            rc = code(() -> w.setMemoryLimit(-1));
+            check("memory limit: a negative limit is EINVAL", rc == Quiver.EINVAL, "rc " + rc);
+        }
+        // A fill that lets ENOMEM out ends the batch early; every row comes out once.
+        long total = 20000;
+        Fill fill = new Fill() {
+            long next;
+
+            @Override
+            public int fill(Writer w, long max) {
+                if (next == 0) w.setMemoryLimit(1 << 14);
+                for (long i = 0; i < max && next < total; i++) {
+                    w.appendI64(0, next);
+                    w.endRow();
+                    next++;
+                }
+                return 0;
+            }
+        };
+        Stream s = Stream.create("v: int64", null, fill);
+        long rows = 0;
+        int batches = 0, rc = 0;
+        while (true) {
+            ArrayView b = ArrayView.allocate(Arena.ofAuto());
+            rc = s.getNext(b);
+            if (rc != 0 || b.isReleased()) break;
+            rows += b.length();
+            batches++;
+            b.release();
+        }
+        s.release();
+        check("memory limit: a stream's batches end early under it", rc == 0 && rows == total && batches > 2,
+                "rc " + rc + ", rows " + rows + ", batches " + batches);
+    }
+
     static void streamErrors() {
         int callbacks0 = Stream.liveCallbacks();
         long live0 = Quiver.liveArrays();
@@ -967,6 +1018,7 @@ public final class QuiverJvmTest {
         section("stream hold all", QuiverJvmTest::streamHoldAll);
         section("stream keep one column", QuiverJvmTest::streamKeepOneColumn);
         section("stream errors", QuiverJvmTest::streamErrors);
+        section("memory limit", QuiverJvmTest::memoryLimit);
         section("final", () -> {
             System.gc();
             long live = Quiver.liveArrays();

@@ -165,6 +165,7 @@ public final class Quiver {
     static final MethodHandle WRITER_LAST_ERROR = fn("quiver_writer_last_error", FunctionDescriptor.of(ADDRESS, ADDRESS));
     static final MethodHandle LAST_ERROR = fn("quiver_last_error", FunctionDescriptor.of(ADDRESS));
     static final MethodHandle WRITER_SET_ERROR = fn("quiver_writer_set_error", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+    static final MethodHandle WRITER_SET_MEMORY_LIMIT = fn("quiver_writer_set_memory_limit", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
 
     // Options, schema, writer life cycle.
     static final MethodHandle OPTIONS_DEFAULT = fn("quiver_options_default", FunctionDescriptor.ofVoid(ADDRESS));

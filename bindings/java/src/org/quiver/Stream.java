@@ -62,7 +62,8 @@ public final class Stream implements AutoCloseable {
 
     /**
      * The C fill callback. Nothing may escape it: an exception thrown into native code would
-     * end the JVM, so every Throwable becomes a non-zero return plus quiver_writer_set_error.
+     * end the JVM, so every Throwable becomes a non-zero return plus quiver_writer_set_error
+     * (but a QuiverException with ENOMEM returns ENOMEM: the memory limit ends the batch early).
      */
     private static int fillUpcall(MemorySegment ctx, MemorySegment w, long maxRows) {
         Writer writer = new Writer(w, false);
@@ -75,6 +76,8 @@ public final class Stream implements AutoCloseable {
             int rc = fill.fill(writer, maxRows);
             return rc;
         } catch (Throwable t) {
+            // The memory limit: ENOMEM ends the batch early (the writer keeps the message).
+            if (t instanceof QuiverException q && q.code() == Quiver.ENOMEM) return Quiver.ENOMEM;
             reportQuietly(w, "fill callback threw " + describe(t));
             return -1;
         } finally {

@@ -84,6 +84,19 @@ public final class Writer implements AutoCloseable {
         check(rc, "quiver_writer_set_error");
     }
 
+    /**
+     * {@code quiver_writer_set_memory_limit}: the bytes of buffer capacity the writer may hold
+     * (0: none), counting the batch being written and the buffers kept for reuse. A call that
+     * would pass it throws a {@link QuiverException} with {@link Quiver#ENOMEM} and changes
+     * nothing; a fill that returns {@link Quiver#ENOMEM} (or lets that exception out) ends its
+     * stream's batch early.
+     */
+    public void setMemoryLimit(long bytes) {
+        int rc;
+        try { rc = (int) Quiver.WRITER_SET_MEMORY_LIMIT.invokeExact(live(), bytes); } catch (Throwable t) { throw Quiver.rethrow(t); }
+        check(rc, "quiver_writer_set_memory_limit");
+    }
+
     // ---- row path
 
     public void appendNull(int node) {
