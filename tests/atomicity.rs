@@ -23,6 +23,7 @@
 mod exact;
 #[path = "reliability/exported.rs"]
 mod exported;
+mod leaf_types;
 
 use std::collections::BTreeMap;
 use std::ffi::{c_int, CStr};
@@ -55,50 +56,10 @@ const EOVERFLOW: i32 = libc::EOVERFLOW;
 
 /// Every leaf type: the text form's, then the arrow-only view types.
 fn leaves() -> Vec<DataType> {
-    let text = [
-        "null",
-        "bool",
-        "int8",
-        "int16",
-        "int32",
-        "int64",
-        "uint8",
-        "uint16",
-        "uint32",
-        "uint64",
-        "float16",
-        "float32",
-        "float64",
-        "decimal32(5, 2)",
-        "decimal64(12, 0)",
-        "decimal128(5, 0)",
-        "decimal128(38, 10)",
-        "decimal256(40, 3)",
-        "date32",
-        "date64",
-        "time32(s)",
-        "time32(ms)",
-        "time64(us)",
-        "time64(ns)",
-        "timestamp(s)",
-        "timestamp(ms)",
-        "timestamp(us)",
-        "timestamp(ns, \"Europe/Paris\")",
-        "duration(s)",
-        "duration(ms)",
-        "duration(us)",
-        "duration(ns)",
-        "interval(year_month)",
-        "interval(day_time)",
-        "interval(month_day_nano)",
-        "utf8",
-        "large_utf8",
-        "binary",
-        "large_binary",
-        "fixed_size_binary(3)",
-    ];
-    let mut out: Vec<DataType> =
-        text.iter().map(|t| parse_schema(&format!("v: {t}")).unwrap().field(0).data_type().clone()).collect();
+    let mut out: Vec<DataType> = leaf_types::LEAF_TYPES
+        .iter()
+        .map(|t| parse_schema(&format!("v: {t}")).unwrap().field(0).data_type().clone())
+        .collect();
     out.push(DataType::Utf8View);
     out.push(DataType::BinaryView);
     out
