@@ -556,7 +556,22 @@ class RecordsError(QuiverError):
         self.written = written
 
 
-class RecordLayout:
+class _Closing:
+    """``with`` support and a last-resort free for a class holding a native
+    handle in ``_ptr`` and releasing it in ``close``."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        if getattr(self, "_ptr", None):
+            self.close()
+
+
+class RecordLayout(_Closing):
     """Where each top-level column of a writer's schema sits in a row-major
     record (docs/records.md), described once and used for every batch with
     :meth:`Writer.write_records` / :meth:`Writer.write_record_ptrs`.
@@ -635,18 +650,8 @@ class RecordLayout:
         if ptr:
             lib.quiver_layout_free(ptr)
 
-    def __enter__(self):
-        return self
 
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        if getattr(self, "_ptr", None):
-            self.close()
-
-
-class Writer:
+class Writer(_Closing):
     """A quiver writer. ``Writer(schema, batch_rows=..., recycle=..., retain=...,
     validate_utf8=..., memory_limit=...)`` where ``schema`` is a :class:`Schema`,
     schema text or a pyarrow schema. Free it with :meth:`close` (or use ``with``)."""
@@ -684,16 +689,6 @@ class Writer:
             lib.quiver_writer_free(ptr)
 
     free = close
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        if getattr(self, "_ptr", None):
-            self.close()
 
     @property
     def handle(self) -> int:
