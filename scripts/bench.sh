@@ -170,24 +170,25 @@ rmeta load_after "$(cut -d' ' -f1-3 /proc/loadavg)"
 rmeta shared "${QUIVER_BENCH_SHARED:-not recorded}"
 fi # only != main
 
-if [ "$only" = main ]; then
-  meta load_after "$(cut -d' ' -f1-3 /proc/loadavg)"
-  meta shared "${QUIVER_BENCH_SHARED:-not recorded}"
-  kept=$(mktemp)
-  cp "$md" "$kept" 2>/dev/null || cp docs/benchmarks.md "$kept"
-  if python3 benches/report.py "$md" "$svg" && python3 benches/recycle_report.py "$md" --keep "$kept"; then
-    ok "report $md (the recycling section of the last run kept)"
-  else
-    bad "report"
-  fi
-  rm -f "$kept"
-elif [ "$only" = all ]; then
-  meta load_after "$(cut -d' ' -f1-3 /proc/loadavg)"
-  meta shared "${QUIVER_BENCH_SHARED:-not recorded}"
-  if python3 benches/report.py "$md" "$svg"; then ok "report $md"; else bad "report"; fi
-else
+if [ "$only" = recycle ]; then
   [ -f "$md" ] || cp docs/benchmarks.md "$md"
   if python3 benches/recycle_report.py "$md"; then ok "recycling section of $md"; else bad "recycling report"; fi
+else
+  meta load_after "$(cut -d' ' -f1-3 /proc/loadavg)"
+  meta shared "${QUIVER_BENCH_SHARED:-not recorded}"
+  if [ "$only" = all ]; then
+    if python3 benches/report.py "$md" "$svg"; then ok "report $md"; else bad "report"; fi
+  else
+    # main: the new report, with the recycling section of the last run put back.
+    kept=$(mktemp)
+    cp "$md" "$kept" 2>/dev/null || cp docs/benchmarks.md "$kept"
+    if python3 benches/report.py "$md" "$svg" && python3 benches/recycle_report.py "$md" --keep "$kept"; then
+      ok "report $md (the recycling section of the last run kept)"
+    else
+      bad "report"
+    fi
+    rm -f "$kept"
+  fi
 fi
 
 echo "SUMMARY $passed passed, $failed failed, $skipped skipped"
