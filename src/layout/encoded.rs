@@ -1,20 +1,47 @@
 //! Dictionary and run-end encoded layouts: the interning state of an encoded
 //! node, its keys and run ends, and the largest index their types hold. The
 //! values themselves live in a hidden value node, which the writer handles.
+//!
+//! Two ways to find an equal value, by the value node's layout:
+//! - *flat* values (variable-width: utf8, binary and their large forms;
+//!   fixed-width: integers, floats, decimals, temporal types, fixed-size
+//!   binary) are compared as the bytes the value node stores. A dictionary
+//!   keeps `table`, its indexes hashed by their value's bytes and compared
+//!   against the value node itself, so a lookup allocates nothing; run-end
+//!   encoding compares with the value node's last value.
+//! - every other value type (nested, boolean, view) is serialised into a key
+//!   (`ArrowWriter::value_key`) kept in `index` / `last`.
+//!
+//! Either way a dictionary index is the position of the value's first
+//! appearance in the batch, so the bytes do not depend on the hasher or on
+//! what the tables held before.
 
 use std::collections::HashMap;
 
 use arrow_schema::DataType;
+use hashbrown::HashTable;
 
+use crate::buffer::offsets::read_int;
 use crate::buffer::Slot;
+use crate::layout::Layout;
 
 /// What an encoded node needs to find equal values.
 #[derive(Debug, Default)]
 pub(crate) struct Encoding {
-    /// Dictionary: value key -> dictionary index.
+    /// Dictionary of non-flat values: value key -> dictionary index.
     pub index: HashMap<Vec<u8>, usize>,
-    /// Run-end encoded: the key of the last run's value.
+    /// Run-end encoded, non-flat values: the key of the last run's value.
     pub last: Option<Vec<u8>>,
+    /// Dictionary of flat values: the dictionary indexes, by `flat_hash`
+    /// of the value they stand for.
+    pub table: HashTable<usize>,
+    /// The hasher of `table` (fixed seeds; the output does not depend on it).
+    pub hasher: FlatHasher,
+    /// The largest index the key or run-end type holds.
+    pub max: usize,
+    /// Column path: input dictionary index -> this dictionary's index
+    /// (`usize::MAX`: not seen yet), kept for its capacity.
+    pub remap: Vec<usize>,
     /// Lengths and null counts of the value subtree before the value being written.
     pub snapshot: Vec<(usize, usize)>,
     /// The value subtree (the value node and its descendants).
@@ -26,6 +53,66 @@ impl Encoding {
     pub fn clear(&mut self) {
         self.index.clear();
         self.last = None;
+        self.table.clear();
+    }
+}
+
+/// The hasher of [`Encoding::table`]: ahash with fixed seeds.
+#[derive(Debug, Clone)]
+pub(crate) struct FlatHasher(ahash::RandomState);
+
+impl Default for FlatHasher {
+    fn default() -> Self {
+        FlatHasher(ahash::RandomState::with_seeds(
+            0x243f_6a88_85a3_08d3,
+            0x1319_8a2e_0370_7344,
+            0xa409_3822_299f_31d0,
+            0x082e_fa98_ec4e_6c89,
+        ))
+    }
+}
+
+impl FlatHasher {
+    /// The hash of a flat value (`None`: a null value).
+    #[inline(always)]
+    pub fn hash(&self, value: Option<&[u8]>) -> u64 {
+        match value {
+            Some(bytes) => self.0.hash_one(bytes),
+            None => 0x9e37_79b9_7f4a_7c15,
+        }
+    }
+}
+
+/// Whether values of `layout` are flat (compared as their stored bytes).
+#[inline(always)]
+pub(crate) fn is_flat(layout: &Layout) -> bool {
+    matches!(layout, Layout::Var { .. } | Layout::Fixed { .. })
+}
+
+/// Value `idx` of a flat value node (`validity`, `layout`) as its stored
+/// bytes; `None` for a null.
+#[inline(always)]
+pub(crate) fn flat_value<'a>(validity: Option<&Slot>, layout: &'a Layout, idx: usize) -> Option<&'a [u8]> {
+    if let Some(v) = validity {
+        if !v.get_bit(idx) {
+            return None;
+        }
+    }
+    match layout {
+        Layout::Var { offsets, data, large, .. } => {
+            let o = offsets.buf.as_slice();
+            let (s, e) = if *large {
+                (read_int(o, 8, idx) as usize, read_int(o, 8, idx + 1) as usize)
+            } else {
+                let at = idx * 4;
+                let s = u32::from_le_bytes(o[at..at + 4].try_into().expect("4 bytes"));
+                let e = u32::from_le_bytes(o[at + 4..at + 8].try_into().expect("4 bytes"));
+                (s as usize, e as usize)
+            };
+            Some(&data.buf.as_slice()[s..e])
+        }
+        Layout::Fixed { values, width, .. } => Some(&values.buf.as_slice()[idx * width..(idx + 1) * width]),
+        _ => unreachable!("a flat layout"),
     }
 }
 

@@ -1,16 +1,31 @@
-//! Dictionary and run-end encoded nodes: the logical values are written into
-//! a hidden value node; each finished value is then looked up (dictionary:
-//! an earlier equal value gives its index; run-end: equal to the last value
-//! extends the run) and, when found, rolled back out of the value node.
+//! Dictionary and run-end encoded nodes. The logical values live in a hidden
+//! value node; how an equal earlier value is found depends on its layout
+//! (see `layout::encoded`).
+//!
+//! Flat values (utf8, binary and their large forms, fixed-width types and
+//! fixed-size binary) take the direct path on the row path (`append_flat`):
+//! the incoming bytes are hashed and looked up in the dictionary's table,
+//! which compares them with the value node's own bytes, or compared with the
+//! last run's value; the value node is written only for a new dictionary
+//! value or a new run. Every other value (nested, boolean, view, and the
+//! appends that convert, such as an `f32` into a float16) is written into the
+//! value node first, then looked up (`commit_encoded`: by the table for flat
+//! values, by a serialised key otherwise) and, when found, rolled back out.
+//!
+//! The column path copies a dictionary array by merging its values once per
+//! call (each input index used by a valid row is interned at its first
+//! use, in row order, as the row path would) and then remapping the keys in
+//! bulk; a run-end encoded array is copied run by run, a run equal to the
+//! last one extending it, as on the row path.
 
 use arrow_data::ArrayData;
 use arrow_schema::DataType;
 
-use crate::buffer::bits::Bits;
+use crate::buffer::bits::{for_each_run, Bits};
 use crate::buffer::offsets::read_int;
 use crate::buffer::Slot;
 use crate::error::{ErrorCode, QuiverError, Result};
-use crate::layout::encoded::{max_key, push_index, set_last_run_end};
+use crate::layout::encoded::{flat_value, is_flat, push_index, set_last_run_end};
 use crate::layout::view::view_value;
 use crate::layout::{union, Encoding, Kind, Layout};
 
@@ -58,11 +73,13 @@ impl ArrowWriter {
         let v = self.nodes[node].value_node.expect("encoded node");
         let Kind::Encoded { ree, index_width } = self.nodes[node].kind() else { unreachable!("encoded node") };
         let written = self.nodes[v].len - 1;
-        let mut key = Vec::new();
-        self.value_key(v, written, &mut key);
-        let max = max_key(self.nodes[node].field.data_type());
         let mut enc = self.take_encoding(node);
-        let result = if !ree {
+        let max = enc.max;
+        let result = if is_flat(&self.nodes[v].layout) {
+            self.commit_flat(node, v, &mut enc, written, ree)
+        } else if !ree {
+            let mut key = Vec::new();
+            self.value_key(v, written, &mut key);
             match enc.index.get(&key) {
                 Some(&index) => {
                     self.restore_values(&enc);
@@ -80,6 +97,8 @@ impl ArrowWriter {
                 }
             }
         } else {
+            let mut key = Vec::new();
+            self.value_key(v, written, &mut key);
             let len = self.nodes[node].len;
             if len + 1 > max {
                 self.restore_values(&enc);
@@ -90,15 +109,132 @@ impl ArrowWriter {
                 Ok(())
             } else {
                 enc.last = Some(key);
-                let n = &mut self.nodes[node];
-                let Layout::RunEnd { run_ends, .. } = &mut n.layout else { unreachable!("a run-end layout") };
-                push_index(run_ends, index_width, len + 1);
-                n.len += 1;
+                self.push_run(node, index_width);
                 Ok(())
             }
         };
         self.put_encoding(node, enc);
         result
+    }
+
+    /// `commit_encoded` of a flat value node `v`: value `written` (just
+    /// written) is compared by its stored bytes.
+    fn commit_flat(&mut self, node: usize, v: usize, enc: &mut Encoding, written: usize, ree: bool) -> Result<()> {
+        let max = enc.max;
+        let vn = &self.nodes[v];
+        let value = flat_value(vn.validity.as_ref(), &vn.layout, written);
+        if !ree {
+            let hash = enc.hasher.hash(value);
+            let found = enc.table.find(hash, |&i| flat_value(vn.validity.as_ref(), &vn.layout, i) == value).copied();
+            match found {
+                Some(index) => {
+                    self.restore_values(enc);
+                    self.push_key(node, index);
+                    Ok(())
+                }
+                None if written > max => {
+                    self.restore_values(enc);
+                    Err(self.encoded_full(node, "dictionary", max))
+                }
+                None => {
+                    let hasher = &enc.hasher;
+                    enc.table.insert_unique(hash, written, |&i| {
+                        hasher.hash(flat_value(vn.validity.as_ref(), &vn.layout, i))
+                    });
+                    self.push_key(node, written);
+                    Ok(())
+                }
+            }
+        } else {
+            let len = self.nodes[node].len;
+            if len + 1 > max {
+                self.restore_values(enc);
+                Err(self.encoded_full(node, "run-end encoded column", max))
+            } else if len > 0 && flat_value(vn.validity.as_ref(), &vn.layout, written - 1) == value {
+                self.restore_values(enc);
+                self.extend_last_run(node, 1);
+                Ok(())
+            } else {
+                let Kind::Encoded { index_width, .. } = self.nodes[node].kind() else { unreachable!("encoded node") };
+                self.push_run(node, index_width);
+                Ok(())
+            }
+        }
+    }
+
+    /// Row path, flat values: the value of encoded `node` whose value node
+    /// `v` stores it as the bytes `value` (checked by the caller: a
+    /// variable-width value node, or a fixed-width one of `value.len()`
+    /// bytes that needs no conversion). `write` writes it into `v`, which is
+    /// done only for a new dictionary value or a new run; a refused value
+    /// (by `write`, or a full key or run-end type) changes nothing.
+    #[inline]
+    pub(crate) fn append_flat(
+        &mut self,
+        node: usize,
+        v: usize,
+        value: &[u8],
+        write: impl FnOnce(&mut Self) -> Result<()>,
+    ) -> Result<()> {
+        let mut enc = self.take_encoding(node);
+        let result = self.append_flat_with(node, v, &mut enc, value, write);
+        self.put_encoding(node, enc);
+        result
+    }
+
+    #[inline(always)]
+    fn append_flat_with(
+        &mut self,
+        node: usize,
+        v: usize,
+        enc: &mut Encoding,
+        value: &[u8],
+        write: impl FnOnce(&mut Self) -> Result<()>,
+    ) -> Result<()> {
+        let max = enc.max;
+        let Kind::Encoded { ree, index_width } = self.nodes[node].kind() else { unreachable!("encoded node") };
+        if !ree {
+            let hash = enc.hasher.hash(Some(value));
+            let vn = &self.nodes[v];
+            if let Some(&index) =
+                enc.table.find(hash, |&i| flat_value(vn.validity.as_ref(), &vn.layout, i) == Some(value))
+            {
+                self.push_key(node, index);
+                return Ok(());
+            }
+            let index = vn.len;
+            if index > max {
+                return Err(self.encoded_full(node, "dictionary", max));
+            }
+            write(self)?;
+            debug_assert_eq!(self.nodes[v].len, index + 1, "one value written");
+            let vn = &self.nodes[v];
+            let hasher = &enc.hasher;
+            enc.table.insert_unique(hash, index, |&i| hasher.hash(flat_value(vn.validity.as_ref(), &vn.layout, i)));
+            self.push_key(node, index);
+            return Ok(());
+        }
+        let len = self.nodes[node].len;
+        if len + 1 > max {
+            return Err(self.encoded_full(node, "run-end encoded column", max));
+        }
+        let vn = &self.nodes[v];
+        if len > 0 && flat_value(vn.validity.as_ref(), &vn.layout, vn.len - 1) == Some(value) {
+            self.extend_last_run(node, 1);
+            return Ok(());
+        }
+        write(self)?;
+        self.push_run(node, index_width);
+        Ok(())
+    }
+
+    /// A new run of one value (its value just written into the value node).
+    fn push_run(&mut self, node: usize, index_width: usize) {
+        let n = &mut self.nodes[node];
+        let len = n.len;
+        let Layout::RunEnd { run_ends, .. } = &mut n.layout else { unreachable!("a run-end layout") };
+        push_index(run_ends, index_width, len + 1);
+        n.len += 1;
     }
 
     pub(super) fn encoded_full(&self, node: usize, what: &str, max: usize) -> QuiverError {
@@ -111,6 +247,7 @@ impl ArrowWriter {
         )
     }
 
+    #[inline]
     fn push_key(&mut self, node: usize, index: usize) {
         let n = &mut self.nodes[node];
         let Layout::Dictionary { keys, width, .. } = &mut n.layout else { unreachable!("a dictionary layout") };
@@ -167,14 +304,16 @@ impl ArrowWriter {
             run_ends.buf.truncate(values * index_width);
             if values > 0 {
                 set_last_run_end(run_ends, index_width, n.len);
+            }
+            enc.last = None;
+            if values > 0 && !is_flat(&self.nodes[v].layout) {
                 let mut key = Vec::new();
                 self.value_key(v, values - 1, &mut key);
                 enc.last = Some(key);
-            } else {
-                enc.last = None;
             }
         } else {
             enc.index.retain(|_, index| *index < values);
+            enc.table.retain(|index| *index < values);
         }
         self.put_encoding(node, enc);
     }
@@ -252,6 +391,88 @@ impl ArrowWriter {
         }
     }
 
+    fn encoding_mut(&mut self, node: usize) -> &mut Encoding {
+        self.nodes[node].layout.encoding_slot().as_mut().expect("an encoded node, its encoding not taken")
+    }
+
+    /// Removes the last key of dictionary `node` and returns it (the column
+    /// path interns a value through `append_encoded`, which pushes its key).
+    fn pop_key(&mut self, node: usize) -> usize {
+        let n = &mut self.nodes[node];
+        let len = n.len - 1;
+        let Layout::Dictionary { keys, width, .. } = &mut n.layout else { unreachable!("a dictionary layout") };
+        let mut raw = [0u8; 8];
+        raw[..*width].copy_from_slice(&keys.buf.as_slice()[len * *width..(len + 1) * *width]);
+        keys.buf.truncate(len * *width);
+        if let Some(v) = &mut n.validity {
+            v.clear_bits(len, len + 1);
+        }
+        n.len = len;
+        u64::from_le_bytes(raw) as usize
+    }
+
+    /// Column path: rows `start..start+count` of a dictionary array with
+    /// keys of `K` into dictionary `node`. First each input index a valid
+    /// row uses is interned, at its first use in row order (`remap`: input
+    /// index -> this dictionary's index); then the keys are remapped in bulk
+    /// (0 under a null) and the validity copied.
+    fn copy_dictionary<K: DictKey>(
+        &mut self,
+        node: usize,
+        data: &ArrayData,
+        start: usize,
+        count: usize,
+        bits: Option<Bits>,
+        remap: &mut Vec<usize>,
+    ) -> Result<()> {
+        const NEW: usize = usize::MAX;
+        let v = self.nodes[node].value_node.expect("encoded node");
+        let off = data.offset() + start;
+        let values = &data.child_data()[0];
+        let Some(input) = data.buffers()[0].as_slice().get(off * K::WIDTH..(off + count) * K::WIDTH) else {
+            return Err(QuiverError::invalid("write_array: the dictionary keys are shorter than the array"));
+        };
+        remap.clear();
+        remap.resize(values.len(), NEW);
+        for_each_run(bits, count, |s, e, valid| {
+            if !valid {
+                return Ok(());
+            }
+            for (i, key) in input[s * K::WIDTH..e * K::WIDTH].chunks_exact(K::WIDTH).enumerate() {
+                let key = K::index(key);
+                match remap.get(key) {
+                    Some(&index) if index != NEW => continue,
+                    Some(_) => {}
+                    None => {
+                        return Err(QuiverError::invalid(format!(
+                            "write_array: dictionary key {key} out of range ({} values)",
+                            values.len()
+                        )))
+                    }
+                }
+                self.append_encoded(node, |w| w.copy_data(v, values, key, 1))
+                    .inspect_err(|_| self.refused_at = self.refused_at.map(|_| start + s + i))?;
+                remap[key] = self.pop_key(node);
+            }
+            Ok(())
+        })?;
+        let n = &mut self.nodes[node];
+        let Layout::Dictionary { keys, width, .. } = &mut n.layout else { unreachable!("a dictionary layout") };
+        let width = *width;
+        let at = keys.buf.len();
+        keys.buf.resize(at + count * width, 0);
+        let out = &mut keys.buf.as_slice_mut()[at..];
+        match width {
+            1 => remap_keys::<K, 1>(input, out, remap, bits),
+            2 => remap_keys::<K, 2>(input, out, remap, bits),
+            4 => remap_keys::<K, 4>(input, out, remap, bits),
+            _ => remap_keys::<K, 8>(input, out, remap, bits),
+        }
+        self.copy_validity(node, "write_array", bits, count)?;
+        self.nodes[node].len += count;
+        Ok(())
+    }
+
     /// Column path: rows `start..start+count` of a dictionary or run-end
     /// encoded array into encoded `node`.
     pub(crate) fn copy_encoded(
@@ -266,46 +487,23 @@ impl ArrowWriter {
         let v = self.nodes[node].value_node.expect("encoded node");
         let off = data.offset() + start;
         if !ree {
-            let key_width = match data.data_type() {
-                DataType::Dictionary(k, _) => k.primitive_width().expect("dictionary keys are integers"),
-                other => unreachable!("a dictionary node copies dictionary arrays, not {other}"),
+            let DataType::Dictionary(key_type, _) = data.data_type() else {
+                unreachable!("a dictionary node copies dictionary arrays, not {}", data.data_type())
             };
-            let unsigned = matches!(data.data_type(), DataType::Dictionary(k, _) if !k.is_signed_integer());
-            let keys = data.buffers()[0].as_slice();
-            let values = &data.child_data()[0];
-            let mut ours: Vec<Option<usize>> = vec![None; values.len()];
-            for i in 0..count {
-                if bits.is_some_and(|b| !b.get(i)) {
-                    self.fill_null_encoded(node, 1);
-                    continue;
-                }
-                let raw = read_int(keys, key_width, off + i);
-                let key = if unsigned && raw < 0 {
-                    (raw as u64 & ((1u128 << (key_width * 8)) - 1) as u64) as usize
-                } else {
-                    raw as usize
-                };
-                if key >= values.len() {
-                    return Err(QuiverError::invalid(format!(
-                        "write_array: dictionary key {key} out of range ({} values)",
-                        values.len()
-                    )));
-                }
-                let Kind::Encoded { index_width, .. } = self.nodes[node].kind() else { unreachable!() };
-                match ours[key] {
-                    Some(index) => self.push_key(node, index),
-                    None => {
-                        self.append_encoded(node, |w| w.copy_data(v, values, key, 1))
-                            .inspect_err(|_| self.refused_at = self.refused_at.map(|_| start + i))?;
-                        let Layout::Dictionary { keys, .. } = &self.nodes[node].layout else {
-                            unreachable!("a dictionary layout")
-                        };
-                        ours[key] =
-                            Some(read_int(keys.buf.as_slice(), index_width, self.nodes[node].len - 1) as u64 as usize);
-                    }
-                }
-            }
-            return Ok(());
+            let mut remap = std::mem::take(&mut self.encoding_mut(node).remap);
+            let r = match key_type.as_ref() {
+                DataType::Int8 => self.copy_dictionary::<i8>(node, data, start, count, bits, &mut remap),
+                DataType::Int16 => self.copy_dictionary::<i16>(node, data, start, count, bits, &mut remap),
+                DataType::Int32 => self.copy_dictionary::<i32>(node, data, start, count, bits, &mut remap),
+                DataType::Int64 => self.copy_dictionary::<i64>(node, data, start, count, bits, &mut remap),
+                DataType::UInt8 => self.copy_dictionary::<u8>(node, data, start, count, bits, &mut remap),
+                DataType::UInt16 => self.copy_dictionary::<u16>(node, data, start, count, bits, &mut remap),
+                DataType::UInt32 => self.copy_dictionary::<u32>(node, data, start, count, bits, &mut remap),
+                DataType::UInt64 => self.copy_dictionary::<u64>(node, data, start, count, bits, &mut remap),
+                other => unreachable!("dictionary keys are integers, not {other}"),
+            };
+            self.encoding_mut(node).remap = remap;
+            return r;
         }
         let run_ends = &data.child_data()[0];
         let values = &data.child_data()[1];
@@ -329,6 +527,44 @@ impl ArrowWriter {
         }
         Ok(())
     }
+}
+
+/// An input dictionary key type: its width and how one key reads as an
+/// index (a negative key reads as an index past any dictionary).
+trait DictKey {
+    const WIDTH: usize;
+    fn index(bytes: &[u8]) -> usize;
+}
+
+macro_rules! dict_keys {
+    ($($t:ty),*) => {$(
+        impl DictKey for $t {
+            const WIDTH: usize = std::mem::size_of::<$t>();
+            #[inline(always)]
+            fn index(bytes: &[u8]) -> usize {
+                let v = <$t>::from_le_bytes(bytes.try_into().expect("one key"));
+                usize::try_from(v).unwrap_or(usize::MAX)
+            }
+        }
+    )*};
+}
+
+dict_keys!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+/// Writes this dictionary's index of each valid row (`remap` of its input
+/// key in `input`, keys of `K`) as `OUT`-byte keys into `out`, which holds
+/// zeros: the key under a null stays 0.
+fn remap_keys<K: DictKey, const OUT: usize>(input: &[u8], out: &mut [u8], remap: &[usize], bits: Option<Bits>) {
+    let count = out.len() / OUT;
+    let _ = for_each_run(bits, count, |s, e, valid| {
+        if valid {
+            let keys = input[s * K::WIDTH..e * K::WIDTH].chunks_exact(K::WIDTH);
+            for (key, slot) in keys.zip(out[s * OUT..e * OUT].chunks_exact_mut(OUT)) {
+                slot.copy_from_slice(&(remap[K::index(key)] as u64).to_le_bytes()[..OUT]);
+            }
+        }
+        Ok(())
+    });
 }
 
 /// The bytes of `slot` written so far.

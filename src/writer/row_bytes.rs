@@ -66,7 +66,12 @@ impl ArrowWriter {
         }
         self.check_value("append_bytes", node, v.len(), false)?;
         if dst != node {
-            self.append_encoded(node, |w| w.write_bytes(dst, v))?;
+            // Flat values are looked up by their bytes before being written.
+            if matches!(self.nodes[dst].layout, Layout::Var { .. }) || self.fixed_as_is(dst, v.len()) {
+                self.append_flat(node, dst, v, |w| w.write_bytes(dst, v))?;
+            } else {
+                self.append_encoded(node, |w| w.write_bytes(dst, v))?;
+            }
         } else {
             self.write_bytes(dst, v)?;
         }
