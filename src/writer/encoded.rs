@@ -21,13 +21,14 @@
 use arrow_data::ArrayData;
 use arrow_schema::DataType;
 
-use crate::buffer::bits::{for_each_run, Bits};
+use crate::buffer::bits::{for_each_run, set_valid, Bits};
 use crate::buffer::offsets::read_int;
 use crate::buffer::Slot;
 use crate::error::{ErrorCode, QuiverError, Result};
-use crate::layout::encoded::{flat_value, is_flat, push_index, set_last_run_end};
+use crate::layout::encoded::{flat_value, is_flat, push_index, same_value, set_last_run_end};
 use crate::layout::view::view_value;
 use crate::layout::{union, Encoding, Kind, Layout};
+use crate::node::{Input, NO_OPEN};
 
 use super::ArrowWriter;
 
@@ -125,7 +126,8 @@ impl ArrowWriter {
         let value = flat_value(vn.validity.as_ref(), &vn.layout, written);
         if !ree {
             let hash = enc.hasher.hash(value);
-            let found = enc.table.find(hash, |&i| flat_value(vn.validity.as_ref(), &vn.layout, i) == value).copied();
+            let found =
+                enc.table.find(hash, |&i| same_value(flat_value(vn.validity.as_ref(), &vn.layout, i), value)).copied();
             match found {
                 Some(index) => {
                     self.restore_values(enc);
@@ -150,7 +152,7 @@ impl ArrowWriter {
             if len + 1 > max {
                 self.restore_values(enc);
                 Err(self.encoded_full(node, "run-end encoded column", max))
-            } else if len > 0 && flat_value(vn.validity.as_ref(), &vn.layout, written - 1) == value {
+            } else if len > 0 && same_value(flat_value(vn.validity.as_ref(), &vn.layout, written - 1), value) {
                 self.restore_values(enc);
                 self.extend_last_run(node, 1);
                 Ok(())
@@ -197,7 +199,7 @@ impl ArrowWriter {
             let hash = enc.hasher.hash(Some(value));
             let vn = &self.nodes[v];
             if let Some(&index) =
-                enc.table.find(hash, |&i| flat_value(vn.validity.as_ref(), &vn.layout, i) == Some(value))
+                enc.table.find(hash, |&i| same_value(flat_value(vn.validity.as_ref(), &vn.layout, i), Some(value)))
             {
                 self.push_key(node, index);
                 return Ok(());
@@ -219,13 +221,48 @@ impl ArrowWriter {
             return Err(self.encoded_full(node, "run-end encoded column", max));
         }
         let vn = &self.nodes[v];
-        if len > 0 && flat_value(vn.validity.as_ref(), &vn.layout, vn.len - 1) == Some(value) {
+        if len > 0 && same_value(flat_value(vn.validity.as_ref(), &vn.layout, vn.len - 1), Some(value)) {
             self.extend_last_run(node, 1);
             return Ok(());
         }
         write(self)?;
         self.push_run(node, index_width);
         Ok(())
+    }
+
+    /// The row path's direct entry for encoded `node` (value node `dst`): a
+    /// flat value given as the bytes it is stored as, at the node's position
+    /// (the fast paths' check, so never under a memory limit). True when
+    /// written; false, having changed nothing, when it does not apply or the
+    /// value is refused (the full path then gives the error).
+    #[inline]
+    pub(super) fn try_encoded(&mut self, node: usize, dst: usize, input: Input, bytes: &[u8]) -> bool {
+        let n = &self.nodes[node];
+        if !self.at_slot(n) {
+            return false;
+        }
+        let d = &self.nodes[dst];
+        let flat = match d.layout {
+            Layout::Var { .. } => input == Input::Bytes,
+            Layout::Fixed { width, decimal: None, .. } => width == bytes.len() && d.accepts(input),
+            _ => false,
+        };
+        if !flat {
+            return false;
+        }
+        let up = n.up;
+        let written = if input == Input::Bytes {
+            self.append_flat(node, dst, bytes, |w| w.write_bytes(dst, bytes))
+        } else {
+            self.append_flat(node, dst, bytes, |w| w.write_le(dst, input, bytes))
+        };
+        if written.is_err() {
+            return false;
+        }
+        if up == NO_OPEN {
+            self.row_written += 1;
+        }
+        true
     }
 
     /// A new run of one value (its value just written into the value node).
@@ -251,9 +288,14 @@ impl ArrowWriter {
     fn push_key(&mut self, node: usize, index: usize) {
         let n = &mut self.nodes[node];
         let Layout::Dictionary { keys, width, .. } = &mut n.layout else { unreachable!("a dictionary layout") };
-        push_index(keys, *width, index);
+        match *width {
+            1 => keys.buf.push(index as u8),
+            2 => keys.buf.push(index as u16),
+            4 => keys.buf.push(index as u32),
+            _ => keys.buf.push(index as u64),
+        }
         if let Some(v) = &mut n.validity {
-            v.set_bit(n.len);
+            set_valid(v, n.len);
         }
         n.len += 1;
     }

@@ -125,6 +125,11 @@ impl ArrowWriter {
     /// Appends one fixed-width value given as little-endian bytes of its input type.
     #[inline(never)]
     fn append_le(&mut self, node: usize, input: Input, bytes: &[u8]) -> Result<()> {
+        if let Some(dst) = self.nodes.get(node).and_then(|n| n.value_node) {
+            if self.try_encoded(node, dst, input, bytes) {
+                return Ok(());
+            }
+        }
         self.target(node, input.name())?;
         let dst = self.nodes[node].value_node.unwrap_or(node);
         if !self.nodes[dst].accepts(input) {

@@ -59,6 +59,11 @@ impl ArrowWriter {
 
     #[inline(never)]
     fn append_bytes_full(&mut self, node: usize, v: &[u8]) -> Result<()> {
+        if let Some(dst) = self.nodes.get(node).and_then(|n| n.value_node) {
+            if self.try_encoded(node, dst, Input::Bytes, v) {
+                return Ok(());
+            }
+        }
         self.target(node, "append_bytes")?;
         let dst = self.nodes[node].value_node.unwrap_or(node);
         if !self.nodes[dst].accepts(Input::Bytes) {
