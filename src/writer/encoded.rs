@@ -25,10 +25,11 @@ use crate::buffer::bits::{for_each_run, set_valid, Bits};
 use crate::buffer::offsets::read_int;
 use crate::buffer::Slot;
 use crate::error::{ErrorCode, QuiverError, Result};
-use crate::layout::encoded::{flat_value, is_flat, push_index, same_value, set_last_run_end};
+use crate::layout::encoded::{flat_hash, flat_value, is_flat, push_index, same_value, set_last_run_end};
+use crate::layout::var;
 use crate::layout::view::view_value;
 use crate::layout::{union, Encoding, Kind, Layout};
-use crate::node::{Input, NO_OPEN};
+use crate::node::{Input, Node, NO_OPEN};
 
 use super::ArrowWriter;
 
@@ -125,9 +126,8 @@ impl ArrowWriter {
         let vn = &self.nodes[v];
         let value = flat_value(vn.validity.as_ref(), &vn.layout, written);
         if !ree {
-            let hash = enc.hasher.hash(value);
-            let found =
-                enc.table.find(hash, |&i| same_value(flat_value(vn.validity.as_ref(), &vn.layout, i), value)).copied();
+            let hash = flat_hash(value);
+            let found = enc.table.find(hash, |i| same_value(flat_value(vn.validity.as_ref(), &vn.layout, i), value));
             match found {
                 Some(index) => {
                     self.restore_values(enc);
@@ -139,10 +139,8 @@ impl ArrowWriter {
                     Err(self.encoded_full(node, "dictionary", max))
                 }
                 None => {
-                    let hasher = &enc.hasher;
-                    enc.table.insert_unique(hash, written, |&i| {
-                        hasher.hash(flat_value(vn.validity.as_ref(), &vn.layout, i))
-                    });
+                    debug_assert_eq!(enc.table.len(), written, "every value a dictionary entry");
+                    enc.table.push(hash);
                     self.push_key(node, written);
                     Ok(())
                 }
@@ -196,10 +194,10 @@ impl ArrowWriter {
         let max = enc.max;
         let Kind::Encoded { ree, index_width } = self.nodes[node].kind() else { unreachable!("encoded node") };
         if !ree {
-            let hash = enc.hasher.hash(Some(value));
+            let hash = flat_hash(Some(value));
             let vn = &self.nodes[v];
-            if let Some(&index) =
-                enc.table.find(hash, |&i| same_value(flat_value(vn.validity.as_ref(), &vn.layout, i), Some(value)))
+            if let Some(index) =
+                enc.table.find(hash, |i| same_value(flat_value(vn.validity.as_ref(), &vn.layout, i), Some(value)))
             {
                 self.push_key(node, index);
                 return Ok(());
@@ -210,9 +208,8 @@ impl ArrowWriter {
             }
             write(self)?;
             debug_assert_eq!(self.nodes[v].len, index + 1, "one value written");
-            let vn = &self.nodes[v];
-            let hasher = &enc.hasher;
-            enc.table.insert_unique(hash, index, |&i| hasher.hash(flat_value(vn.validity.as_ref(), &vn.layout, i)));
+            debug_assert_eq!(enc.table.len(), index, "every value a dictionary entry");
+            enc.table.push(hash);
             self.push_key(node, index);
             return Ok(());
         }
@@ -251,18 +248,73 @@ impl ArrowWriter {
             return false;
         }
         let up = n.up;
-        let written = if input == Input::Bytes {
-            self.append_flat(node, dst, bytes, |w| w.write_bytes(dst, bytes))
-        } else {
-            self.append_flat(node, dst, bytes, |w| w.write_le(dst, input, bytes))
-        };
-        if written.is_err() {
+        if !self.encoded_direct(node, dst, bytes) {
             return false;
         }
         if up == NO_OPEN {
             self.row_written += 1;
         }
         true
+    }
+
+    /// `try_encoded` without taking the encoding out of the node: looks
+    /// `value` up (the dictionary's table, or the last run's value) and
+    /// pushes its key or grows the run, or writes it into value node `dst`
+    /// and adds it as a new entry or run. False, having changed nothing,
+    /// when it is refused (a full key or run-end type, invalid UTF-8, an
+    /// offset overflow), which the full path then reports.
+    #[inline(always)]
+    fn encoded_direct(&mut self, node: usize, dst: usize, value: &[u8]) -> bool {
+        let check_utf8 = self.options.validate_utf8;
+        // Value nodes come after the public nodes.
+        let (public, hidden) = self.nodes.split_at_mut(dst);
+        let (n, vn) = (&mut public[node], &mut hidden[0]);
+        match &mut n.layout {
+            Layout::Dictionary { keys, width, encoding: Some(enc) } => {
+                let hash = flat_hash(Some(value));
+                let found =
+                    enc.table.find(hash, |i| same_value(flat_value(vn.validity.as_ref(), &vn.layout, i), Some(value)));
+                let index = match found {
+                    Some(index) => index,
+                    None => {
+                        let index = vn.len;
+                        if index > enc.max || !push_flat(vn, value, check_utf8) {
+                            return false;
+                        }
+                        enc.table.push(hash);
+                        index
+                    }
+                };
+                match *width {
+                    1 => keys.buf.push(index as u8),
+                    2 => keys.buf.push(index as u16),
+                    4 => keys.buf.push(index as u32),
+                    _ => keys.buf.push(index as u64),
+                }
+                if let Some(v) = &mut n.validity {
+                    set_valid(v, n.len);
+                }
+                n.len += 1;
+                true
+            }
+            Layout::RunEnd { run_ends, width, encoding: Some(enc) } => {
+                if n.len + 1 > enc.max {
+                    return false;
+                }
+                if n.len > 0 && same_value(flat_value(vn.validity.as_ref(), &vn.layout, vn.len - 1), Some(value)) {
+                    n.len += 1;
+                    set_last_run_end(run_ends, *width, n.len);
+                    return true;
+                }
+                if !push_flat(vn, value, check_utf8) {
+                    return false;
+                }
+                n.len += 1;
+                push_index(run_ends, *width, n.len);
+                true
+            }
+            _ => false,
+        }
     }
 
     /// A new run of one value (its value just written into the value node).
@@ -355,7 +407,7 @@ impl ArrowWriter {
             }
         } else {
             enc.index.retain(|_, index| *index < values);
-            enc.table.retain(|index| *index < values);
+            enc.table.truncate(values);
         }
         self.put_encoding(node, enc);
     }
@@ -569,6 +621,34 @@ impl ArrowWriter {
         }
         Ok(())
     }
+}
+
+/// Appends flat `value` (its stored bytes: a variable-width value, or one
+/// of the fixed-width node's width) to value node `vn`; false, having
+/// written nothing, for invalid UTF-8 (`check_utf8` on a utf8 node) or an
+/// offset past what 4-byte offsets address.
+#[inline(always)]
+fn push_flat(vn: &mut Node, value: &[u8], check_utf8: bool) -> bool {
+    match &mut vn.layout {
+        Layout::Var { offsets, data, large, utf8 } => {
+            if (*utf8 && check_utf8 && !var::valid_utf8(value)) || var::push(offsets, data, *large, value).is_err() {
+                return false;
+            }
+        }
+        Layout::Fixed { values, .. } => match value.len() {
+            1 => values.buf.push(value[0]),
+            2 => values.buf.push(u16::from_le_bytes(value.try_into().expect("2 bytes"))),
+            4 => values.buf.push(u32::from_le_bytes(value.try_into().expect("4 bytes"))),
+            8 => values.buf.push(u64::from_le_bytes(value.try_into().expect("8 bytes"))),
+            _ => values.buf.extend_from_slice(value),
+        },
+        _ => unreachable!("a flat layout"),
+    }
+    if let Some(v) = &mut vn.validity {
+        set_valid(v, vn.len);
+    }
+    vn.len += 1;
+    true
 }
 
 /// An input dictionary key type: its width and how one key reads as an
