@@ -232,7 +232,7 @@ impl ArrowWriter {
     /// (the fast paths' check, so never under a memory limit). True when
     /// written; false, having changed nothing, when it does not apply or the
     /// value is refused (the full path then gives the error).
-    #[inline]
+    #[inline(always)]
     pub(super) fn try_encoded(&mut self, node: usize, dst: usize, input: Input, bytes: &[u8]) -> bool {
         let n = &self.nodes[node];
         if !self.at_slot(n) {

@@ -123,6 +123,8 @@ impl ArrowWriter {
     }
 
     /// Appends one fixed-width value given as little-endian bytes of its input type.
+    /// (First the direct entry of encoded nodes, whose registers the full
+    /// path's do not burden.)
     #[inline(never)]
     fn append_le(&mut self, node: usize, input: Input, bytes: &[u8]) -> Result<()> {
         if let Some(dst) = self.nodes.get(node).and_then(|n| n.value_node) {
@@ -130,6 +132,11 @@ impl ArrowWriter {
                 return Ok(());
             }
         }
+        self.append_le_full(node, input, bytes)
+    }
+
+    #[inline(never)]
+    fn append_le_full(&mut self, node: usize, input: Input, bytes: &[u8]) -> Result<()> {
         self.target(node, input.name())?;
         let dst = self.nodes[node].value_node.unwrap_or(node);
         if !self.nodes[dst].accepts(input) {
