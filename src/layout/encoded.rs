@@ -8,22 +8,19 @@
 //!   binary) are compared as the bytes the value node stores. A dictionary
 //!   keeps `table` ([`FlatTable`]), its indexes hashed by their value's bytes
 //!   and compared against the value node itself, so a lookup allocates
-//!   nothing; run-end
-//!   encoding compares with the value node's last value.
+//!   nothing; run-end encoding compares with the value node's last value.
 //! - every other value type (nested, boolean, view) is serialised into a key
 //!   (`ArrowWriter::value_key`) kept in `index` / `last`.
 //!
 //! Either way a dictionary index is the position of the value's first
-//! appearance in the batch, so the bytes do not depend on the hasher or on
+//! appearance in the batch, so the bytes do not depend on the hash or on
 //! what the tables held before.
 
 use std::collections::HashMap;
 
 use arrow_schema::DataType;
 
-use crate::buffer::offsets::read_int;
 use crate::buffer::Slot;
-use crate::layout::Layout;
 
 /// What an encoded node needs to find equal values.
 #[derive(Debug, Default)]
@@ -209,39 +206,6 @@ pub(crate) fn same_value(a: Option<&[u8]>, b: Option<&[u8]>) -> bool {
         }
         (None, None) => true,
         _ => false,
-    }
-}
-
-/// Whether values of `layout` are flat (compared as their stored bytes).
-#[inline(always)]
-pub(crate) fn is_flat(layout: &Layout) -> bool {
-    matches!(layout, Layout::Var { .. } | Layout::Fixed { .. })
-}
-
-/// Value `idx` of a flat value node (`validity`, `layout`) as its stored
-/// bytes; `None` for a null.
-#[inline(always)]
-pub(crate) fn flat_value<'a>(validity: Option<&Slot>, layout: &'a Layout, idx: usize) -> Option<&'a [u8]> {
-    if let Some(v) = validity {
-        if !v.get_bit(idx) {
-            return None;
-        }
-    }
-    match layout {
-        Layout::Var { offsets, data, large, .. } => {
-            let o = offsets.buf.as_slice();
-            let (s, e) = if *large {
-                (read_int(o, 8, idx) as usize, read_int(o, 8, idx + 1) as usize)
-            } else {
-                let at = idx * 4;
-                let s = u32::from_le_bytes(o[at..at + 4].try_into().expect("4 bytes"));
-                let e = u32::from_le_bytes(o[at + 4..at + 8].try_into().expect("4 bytes"));
-                (s as usize, e as usize)
-            };
-            Some(&data.buf.as_slice()[s..e])
-        }
-        Layout::Fixed { values, width, .. } => Some(&values.buf.as_slice()[idx * width..(idx + 1) * width]),
-        _ => unreachable!("a flat layout"),
     }
 }
 

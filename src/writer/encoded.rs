@@ -3,44 +3,44 @@
 //! (see `layout::encoded`).
 //!
 //! Flat values (utf8, binary and their large forms, fixed-width types and
-//! fixed-size binary) take the direct path on the row path (`append_flat`):
+//! fixed-size binary) given as the bytes they are stored as take the direct
+//! path on the row path (`try_encoded` in `encoded_row`, at the fast paths'
+//! position check; `append_flat` on the full path, under a memory limit):
 //! the incoming bytes are hashed and looked up in the dictionary's table,
 //! which compares them with the value node's own bytes, or compared with the
 //! last run's value; the value node is written only for a new dictionary
-//! value or a new run. Every other value (nested, boolean, view, and the
-//! appends that convert, such as an `f32` into a float16) is written into the
-//! value node first, then looked up (`commit_encoded`: by the table for flat
-//! values, by a serialised key otherwise) and, when found, rolled back out.
+//! value or a new run. Every other value (nested, boolean, view, any decimal
+//! append, and the appends that convert, such as an `f32` into a float16)
+//! is written into the value node first, then looked up (`commit_encoded`:
+//! by the table for flat values, by a serialised key otherwise) and, when
+//! found, rolled back out. Nested dictionary values thus keep the general
+//! mechanism.
 //!
-//! The column path copies a dictionary array by merging its values once per
-//! call (each input index used by a valid row is interned at its first
-//! use, in row order, as the row path would) and then remapping the keys in
-//! bulk; a run-end encoded array is copied run by run, a run equal to the
-//! last one extending it, as on the row path.
+//! The column path (`encoded_copy`) copies a dictionary array by merging its
+//! values once per call (each input index used by a valid row is interned at
+//! its first use, in row order, as the row path would) and then remapping
+//! the keys in bulk; a run-end encoded array is copied run by run, a run
+//! equal to the last one extending it, as on the row path.
 
-use arrow_data::ArrayData;
-use arrow_schema::DataType;
-
-use crate::buffer::bits::{for_each_run, set_valid, Bits};
+use crate::buffer::bits::set_valid;
 use crate::buffer::offsets::read_int;
 use crate::buffer::Slot;
 use crate::error::{ErrorCode, QuiverError, Result};
-use crate::layout::encoded::{flat_hash, flat_value, is_flat, push_index, same_value, set_last_run_end};
-use crate::layout::var;
+use crate::layout::encoded::{flat_hash, push_index, same_value, set_last_run_end};
 use crate::layout::view::view_value;
+use crate::layout::{flat_value, is_flat};
 use crate::layout::{union, Encoding, Kind, Layout};
-use crate::node::{Input, Node, NO_OPEN};
 
 use super::ArrowWriter;
 
 impl ArrowWriter {
     /// Takes the interning state out of encoded `node`, so that the writer
     /// can work on the value nodes meanwhile; `put_encoding` puts it back.
-    fn take_encoding(&mut self, node: usize) -> Box<Encoding> {
+    pub(super) fn take_encoding(&mut self, node: usize) -> Box<Encoding> {
         self.nodes[node].layout.encoding_slot().take().expect("an encoded node, its encoding not taken")
     }
 
-    fn put_encoding(&mut self, node: usize, enc: Box<Encoding>) {
+    pub(super) fn put_encoding(&mut self, node: usize, enc: Box<Encoding>) {
         *self.nodes[node].layout.encoding_slot() = Some(enc);
     }
 
@@ -121,7 +121,14 @@ impl ArrowWriter {
 
     /// `commit_encoded` of a flat value node `v`: value `written` (just
     /// written) is compared by its stored bytes.
-    fn commit_flat(&mut self, node: usize, v: usize, enc: &mut Encoding, written: usize, ree: bool) -> Result<()> {
+    pub(super) fn commit_flat(
+        &mut self,
+        node: usize,
+        v: usize,
+        enc: &mut Encoding,
+        written: usize,
+        ree: bool,
+    ) -> Result<()> {
         let max = enc.max;
         let vn = &self.nodes[v];
         let value = flat_value(vn.validity.as_ref(), &vn.layout, written);
@@ -227,98 +234,8 @@ impl ArrowWriter {
         Ok(())
     }
 
-    /// The row path's direct entry for encoded `node` (value node `dst`): a
-    /// flat value given as the bytes it is stored as, at the node's position
-    /// (the fast paths' check, so never under a memory limit). True when
-    /// written; false, having changed nothing, when it does not apply or the
-    /// value is refused (the full path then gives the error).
-    #[inline(always)]
-    pub(super) fn try_encoded(&mut self, node: usize, dst: usize, input: Input, bytes: &[u8]) -> bool {
-        let n = &self.nodes[node];
-        if !self.at_slot(n) {
-            return false;
-        }
-        let d = &self.nodes[dst];
-        let flat = match d.layout {
-            Layout::Var { .. } => input == Input::Bytes,
-            Layout::Fixed { width, decimal: None, .. } => width == bytes.len() && d.accepts(input),
-            _ => false,
-        };
-        if !flat {
-            return false;
-        }
-        let up = n.up;
-        if !self.encoded_direct(node, dst, bytes) {
-            return false;
-        }
-        if up == NO_OPEN {
-            self.row_written += 1;
-        }
-        true
-    }
-
-    /// `try_encoded` without taking the encoding out of the node: looks
-    /// `value` up (the dictionary's table, or the last run's value) and
-    /// pushes its key or grows the run, or writes it into value node `dst`
-    /// and adds it as a new entry or run. False, having changed nothing,
-    /// when it is refused (a full key or run-end type, invalid UTF-8, an
-    /// offset overflow), which the full path then reports.
-    #[inline(always)]
-    fn encoded_direct(&mut self, node: usize, dst: usize, value: &[u8]) -> bool {
-        let check_utf8 = self.options.validate_utf8;
-        // Value nodes come after the public nodes.
-        let (public, hidden) = self.nodes.split_at_mut(dst);
-        let (n, vn) = (&mut public[node], &mut hidden[0]);
-        match &mut n.layout {
-            Layout::Dictionary { keys, width, encoding: Some(enc) } => {
-                let hash = flat_hash(Some(value));
-                let found =
-                    enc.table.find(hash, |i| same_value(flat_value(vn.validity.as_ref(), &vn.layout, i), Some(value)));
-                let index = match found {
-                    Some(index) => index,
-                    None => {
-                        let index = vn.len;
-                        if index > enc.max || !push_flat(vn, value, check_utf8) {
-                            return false;
-                        }
-                        enc.table.push(hash);
-                        index
-                    }
-                };
-                match *width {
-                    1 => keys.buf.push(index as u8),
-                    2 => keys.buf.push(index as u16),
-                    4 => keys.buf.push(index as u32),
-                    _ => keys.buf.push(index as u64),
-                }
-                if let Some(v) = &mut n.validity {
-                    set_valid(v, n.len);
-                }
-                n.len += 1;
-                true
-            }
-            Layout::RunEnd { run_ends, width, encoding: Some(enc) } => {
-                if n.len + 1 > enc.max {
-                    return false;
-                }
-                if n.len > 0 && same_value(flat_value(vn.validity.as_ref(), &vn.layout, vn.len - 1), Some(value)) {
-                    n.len += 1;
-                    set_last_run_end(run_ends, *width, n.len);
-                    return true;
-                }
-                if !push_flat(vn, value, check_utf8) {
-                    return false;
-                }
-                n.len += 1;
-                push_index(run_ends, *width, n.len);
-                true
-            }
-            _ => false,
-        }
-    }
-
     /// A new run of one value (its value just written into the value node).
-    fn push_run(&mut self, node: usize, index_width: usize) {
+    pub(super) fn push_run(&mut self, node: usize, index_width: usize) {
         let n = &mut self.nodes[node];
         let len = n.len;
         let Layout::RunEnd { run_ends, .. } = &mut n.layout else { unreachable!("a run-end layout") };
@@ -337,7 +254,7 @@ impl ArrowWriter {
     }
 
     #[inline]
-    fn push_key(&mut self, node: usize, index: usize) {
+    pub(super) fn push_key(&mut self, node: usize, index: usize) {
         let n = &mut self.nodes[node];
         let Layout::Dictionary { keys, width, .. } = &mut n.layout else { unreachable!("a dictionary layout") };
         match *width {
@@ -484,209 +401,6 @@ impl ArrowWriter {
             }
         }
     }
-
-    fn encoding_mut(&mut self, node: usize) -> &mut Encoding {
-        self.nodes[node].layout.encoding_slot().as_mut().expect("an encoded node, its encoding not taken")
-    }
-
-    /// Removes the last key of dictionary `node` and returns it (the column
-    /// path interns a value through `append_encoded`, which pushes its key).
-    fn pop_key(&mut self, node: usize) -> usize {
-        let n = &mut self.nodes[node];
-        let len = n.len - 1;
-        let Layout::Dictionary { keys, width, .. } = &mut n.layout else { unreachable!("a dictionary layout") };
-        let mut raw = [0u8; 8];
-        raw[..*width].copy_from_slice(&keys.buf.as_slice()[len * *width..(len + 1) * *width]);
-        keys.buf.truncate(len * *width);
-        if let Some(v) = &mut n.validity {
-            v.clear_bits(len, len + 1);
-        }
-        n.len = len;
-        u64::from_le_bytes(raw) as usize
-    }
-
-    /// Column path: rows `start..start+count` of a dictionary array with
-    /// keys of `K` into dictionary `node`. First each input index a valid
-    /// row uses is interned, at its first use in row order (`remap`: input
-    /// index -> this dictionary's index); then the keys are remapped in bulk
-    /// (0 under a null) and the validity copied.
-    fn copy_dictionary<K: DictKey>(
-        &mut self,
-        node: usize,
-        data: &ArrayData,
-        start: usize,
-        count: usize,
-        bits: Option<Bits>,
-        remap: &mut Vec<usize>,
-    ) -> Result<()> {
-        const NEW: usize = usize::MAX;
-        let v = self.nodes[node].value_node.expect("encoded node");
-        let off = data.offset() + start;
-        let values = &data.child_data()[0];
-        let Some(input) = data.buffers()[0].as_slice().get(off * K::WIDTH..(off + count) * K::WIDTH) else {
-            return Err(QuiverError::invalid("write_array: the dictionary keys are shorter than the array"));
-        };
-        remap.clear();
-        remap.resize(values.len(), NEW);
-        for_each_run(bits, count, |s, e, valid| {
-            if !valid {
-                return Ok(());
-            }
-            for (i, key) in input[s * K::WIDTH..e * K::WIDTH].chunks_exact(K::WIDTH).enumerate() {
-                let key = K::index(key);
-                match remap.get(key) {
-                    Some(&index) if index != NEW => continue,
-                    Some(_) => {}
-                    None => {
-                        return Err(QuiverError::invalid(format!(
-                            "write_array: dictionary key {key} out of range ({} values)",
-                            values.len()
-                        )))
-                    }
-                }
-                self.append_encoded(node, |w| w.copy_data(v, values, key, 1))
-                    .inspect_err(|_| self.refused_at = self.refused_at.map(|_| start + s + i))?;
-                remap[key] = self.pop_key(node);
-            }
-            Ok(())
-        })?;
-        let n = &mut self.nodes[node];
-        let Layout::Dictionary { keys, width, .. } = &mut n.layout else { unreachable!("a dictionary layout") };
-        let width = *width;
-        let at = keys.buf.len();
-        keys.buf.resize(at + count * width, 0);
-        let out = &mut keys.buf.as_slice_mut()[at..];
-        match width {
-            1 => remap_keys::<K, 1>(input, out, remap, bits),
-            2 => remap_keys::<K, 2>(input, out, remap, bits),
-            4 => remap_keys::<K, 4>(input, out, remap, bits),
-            _ => remap_keys::<K, 8>(input, out, remap, bits),
-        }
-        self.copy_validity(node, "write_array", bits, count)?;
-        self.nodes[node].len += count;
-        Ok(())
-    }
-
-    /// Column path: rows `start..start+count` of a dictionary or run-end
-    /// encoded array into encoded `node`.
-    pub(crate) fn copy_encoded(
-        &mut self,
-        node: usize,
-        data: &ArrayData,
-        start: usize,
-        count: usize,
-        bits: Option<Bits>,
-    ) -> Result<()> {
-        let Kind::Encoded { ree, .. } = self.nodes[node].kind() else { unreachable!("encoded node") };
-        let v = self.nodes[node].value_node.expect("encoded node");
-        let off = data.offset() + start;
-        if !ree {
-            let DataType::Dictionary(key_type, _) = data.data_type() else {
-                unreachable!("a dictionary node copies dictionary arrays, not {}", data.data_type())
-            };
-            let mut remap = std::mem::take(&mut self.encoding_mut(node).remap);
-            let r = match key_type.as_ref() {
-                DataType::Int8 => self.copy_dictionary::<i8>(node, data, start, count, bits, &mut remap),
-                DataType::Int16 => self.copy_dictionary::<i16>(node, data, start, count, bits, &mut remap),
-                DataType::Int32 => self.copy_dictionary::<i32>(node, data, start, count, bits, &mut remap),
-                DataType::Int64 => self.copy_dictionary::<i64>(node, data, start, count, bits, &mut remap),
-                DataType::UInt8 => self.copy_dictionary::<u8>(node, data, start, count, bits, &mut remap),
-                DataType::UInt16 => self.copy_dictionary::<u16>(node, data, start, count, bits, &mut remap),
-                DataType::UInt32 => self.copy_dictionary::<u32>(node, data, start, count, bits, &mut remap),
-                DataType::UInt64 => self.copy_dictionary::<u64>(node, data, start, count, bits, &mut remap),
-                other => unreachable!("dictionary keys are integers, not {other}"),
-            };
-            self.encoding_mut(node).remap = remap;
-            return r;
-        }
-        let run_ends = &data.child_data()[0];
-        let values = &data.child_data()[1];
-        let end_width = run_ends.data_type().primitive_width().expect("run ends are integers");
-        let ends = run_ends.buffers()[0].as_slice();
-        let end_of = |r: usize| read_int(ends, end_width, run_ends.offset() + r) as usize;
-        let mut run = (0..run_ends.len()).position(|r| end_of(r) > off).unwrap_or(run_ends.len());
-        let mut at = off;
-        while at < off + count {
-            if run >= run_ends.len() {
-                return Err(QuiverError::invalid("write_array: run ends stop before the array's length"));
-            }
-            let run_end = end_of(run).min(off + count);
-            self.append_encoded(node, |w| w.copy_data(v, values, run, 1))
-                .inspect_err(|_| self.refused_at = self.refused_at.map(|_| at - data.offset()))?;
-            if run_end - at > 1 {
-                self.extend_last_run(node, run_end - at - 1);
-            }
-            at = run_end;
-            run += 1;
-        }
-        Ok(())
-    }
-}
-
-/// Appends flat `value` (its stored bytes: a variable-width value, or one
-/// of the fixed-width node's width) to value node `vn`; false, having
-/// written nothing, for invalid UTF-8 (`check_utf8` on a utf8 node) or an
-/// offset past what 4-byte offsets address.
-#[inline(always)]
-fn push_flat(vn: &mut Node, value: &[u8], check_utf8: bool) -> bool {
-    match &mut vn.layout {
-        Layout::Var { offsets, data, large, utf8 } => {
-            if (*utf8 && check_utf8 && !var::valid_utf8(value)) || var::push(offsets, data, *large, value).is_err() {
-                return false;
-            }
-        }
-        Layout::Fixed { values, .. } => match value.len() {
-            1 => values.buf.push(value[0]),
-            2 => values.buf.push(u16::from_le_bytes(value.try_into().expect("2 bytes"))),
-            4 => values.buf.push(u32::from_le_bytes(value.try_into().expect("4 bytes"))),
-            8 => values.buf.push(u64::from_le_bytes(value.try_into().expect("8 bytes"))),
-            _ => values.buf.extend_from_slice(value),
-        },
-        _ => unreachable!("a flat layout"),
-    }
-    if let Some(v) = &mut vn.validity {
-        set_valid(v, vn.len);
-    }
-    vn.len += 1;
-    true
-}
-
-/// An input dictionary key type: its width and how one key reads as an
-/// index (a negative key reads as an index past any dictionary).
-trait DictKey {
-    const WIDTH: usize;
-    fn index(bytes: &[u8]) -> usize;
-}
-
-macro_rules! dict_keys {
-    ($($t:ty),*) => {$(
-        impl DictKey for $t {
-            const WIDTH: usize = std::mem::size_of::<$t>();
-            #[inline(always)]
-            fn index(bytes: &[u8]) -> usize {
-                let v = <$t>::from_le_bytes(bytes.try_into().expect("one key"));
-                usize::try_from(v).unwrap_or(usize::MAX)
-            }
-        }
-    )*};
-}
-
-dict_keys!(i8, i16, i32, i64, u8, u16, u32, u64);
-
-/// Writes this dictionary's index of each valid row (`remap` of its input
-/// key in `input`, keys of `K`) as `OUT`-byte keys into `out`, which holds
-/// zeros: the key under a null stays 0.
-fn remap_keys<K: DictKey, const OUT: usize>(input: &[u8], out: &mut [u8], remap: &[usize], bits: Option<Bits>) {
-    let count = out.len() / OUT;
-    let _ = for_each_run(bits, count, |s, e, valid| {
-        if valid {
-            let keys = input[s * K::WIDTH..e * K::WIDTH].chunks_exact(K::WIDTH);
-            for (key, slot) in keys.zip(out[s * OUT..e * OUT].chunks_exact_mut(OUT)) {
-                slot.copy_from_slice(&(remap[K::index(key)] as u64).to_le_bytes()[..OUT]);
-            }
-        }
-        Ok(())
-    });
 }
 
 /// The bytes of `slot` written so far.
