@@ -5,7 +5,7 @@
 use arrow_data::ArrayData;
 use arrow_schema::DataType;
 
-use crate::buffer::bits::{for_each_run, Bits};
+use crate::buffer::bits::Bits;
 use crate::buffer::offsets::read_int;
 use crate::error::{QuiverError, Result};
 use crate::layout::{Encoding, Kind, Layout};
@@ -17,27 +17,23 @@ impl ArrowWriter {
         self.nodes[node].layout.encoding_slot().as_mut().expect("an encoded node, its encoding not taken")
     }
 
-    /// Removes the last key of dictionary `node` and returns it (the column
-    /// path interns a value through `append_encoded`, which pushes its key).
-    fn pop_key(&mut self, node: usize) -> usize {
-        let n = &mut self.nodes[node];
-        let len = n.len - 1;
-        let Layout::Dictionary { keys, width, .. } = &mut n.layout else { unreachable!("a dictionary layout") };
+    /// The last key of dictionary `node` (the column path interns a value
+    /// through `append_encoded`, which pushes its key).
+    fn last_key(&self, node: usize) -> usize {
+        let n = &self.nodes[node];
+        let Layout::Dictionary { keys, width, .. } = &n.layout else { unreachable!("a dictionary layout") };
         let mut raw = [0u8; 8];
-        raw[..*width].copy_from_slice(&keys.buf.as_slice()[len * *width..(len + 1) * *width]);
-        keys.buf.truncate(len * *width);
-        if let Some(v) = &mut n.validity {
-            v.clear_bits(len, len + 1);
-        }
-        n.len = len;
+        raw[..*width].copy_from_slice(&keys.buf.as_slice()[(n.len - 1) * *width..n.len * *width]);
         u64::from_le_bytes(raw) as usize
     }
 
     /// Column path: rows `start..start+count` of a dictionary array with
-    /// keys of `K` into dictionary `node`. First each input index a valid
-    /// row uses is interned, at its first use in row order (`remap`: input
-    /// index -> this dictionary's index); then the keys are remapped in bulk
-    /// (0 under a null) and the validity copied.
+    /// keys of `K` into dictionary `node`, in one pass: the validity first,
+    /// then each row's key, remapped (`remap`: input index -> this
+    /// dictionary's index) in tight runs; an input index not seen yet in
+    /// this call is interned when a valid row first uses it, in row order
+    /// (as the row path would), its key pushed by `append_encoded`. Under a
+    /// null the key is 0.
     fn copy_dictionary<K: DictKey>(
         &mut self,
         node: usize,
@@ -47,7 +43,6 @@ impl ArrowWriter {
         bits: Option<Bits>,
         remap: &mut Vec<usize>,
     ) -> Result<()> {
-        const NEW: usize = usize::MAX;
         let v = self.nodes[node].value_node.expect("encoded node");
         let off = data.offset() + start;
         let values = &data.child_data()[0];
@@ -56,42 +51,39 @@ impl ArrowWriter {
         };
         remap.clear();
         remap.resize(values.len(), NEW);
-        for_each_run(bits, count, |s, e, valid| {
-            if !valid {
-                return Ok(());
-            }
-            for (i, key) in input[s * K::WIDTH..e * K::WIDTH].chunks_exact(K::WIDTH).enumerate() {
-                let key = K::index(key);
-                match remap.get(key) {
-                    Some(&index) if index != NEW => continue,
-                    Some(_) => {}
-                    None => {
-                        return Err(QuiverError::invalid(format!(
-                            "write_array: dictionary key {key} out of range ({} values)",
-                            values.len()
-                        )))
-                    }
-                }
-                self.append_encoded(node, |w| w.copy_data(v, values, key, 1))
-                    .inspect_err(|_| self.refused_at = self.refused_at.map(|_| start + s + i))?;
-                remap[key] = self.pop_key(node);
-            }
-            Ok(())
-        })?;
-        let n = &mut self.nodes[node];
-        let Layout::Dictionary { keys, width, .. } = &mut n.layout else { unreachable!("a dictionary layout") };
-        let width = *width;
-        let at = keys.buf.len();
-        keys.buf.resize(at + count * width, 0);
-        let out = &mut keys.buf.as_slice_mut()[at..];
-        match width {
-            1 => remap_keys::<K, 1>(input, out, remap, bits),
-            2 => remap_keys::<K, 2>(input, out, remap, bits),
-            4 => remap_keys::<K, 4>(input, out, remap, bits),
-            _ => remap_keys::<K, 8>(input, out, remap, bits),
-        }
         self.copy_validity(node, "write_array", bits, count)?;
-        self.nodes[node].len += count;
+        let mut i = 0;
+        while i < count {
+            let n = &mut self.nodes[node];
+            let Layout::Dictionary { keys, width, .. } = &mut n.layout else { unreachable!("a dictionary layout") };
+            if i == 0 {
+                keys.buf.reserve(count * *width);
+            }
+            let rest = &input[i * K::WIDTH..];
+            let (pushed, stop) = match *width {
+                1 => push_keys::<K, u8>(rest, &mut keys.buf, remap, bits, i),
+                2 => push_keys::<K, u16>(rest, &mut keys.buf, remap, bits, i),
+                4 => push_keys::<K, u32>(rest, &mut keys.buf, remap, bits, i),
+                _ => push_keys::<K, u64>(rest, &mut keys.buf, remap, bits, i),
+            };
+            n.len += pushed;
+            i += pushed;
+            match stop {
+                Stop::End => break,
+                Stop::OutOfRange(key) => {
+                    return Err(QuiverError::invalid(format!(
+                        "write_array: dictionary key {key} out of range ({} values)",
+                        values.len()
+                    )))
+                }
+                Stop::New(key) => {
+                    self.append_encoded(node, |w| w.copy_data(v, values, key, 1))
+                        .inspect_err(|_| self.refused_at = self.refused_at.map(|_| start + i))?;
+                    remap[key] = self.last_key(node);
+                    i += 1;
+                }
+            }
+        }
         Ok(())
     }
 
@@ -173,18 +165,60 @@ macro_rules! dict_keys {
 
 dict_keys!(i8, i16, i32, i64, u8, u16, u32, u64);
 
-/// Writes this dictionary's index of each valid row (`remap` of its input
-/// key in `input`, keys of `K`) as `OUT`-byte keys into `out`, which holds
-/// zeros: the key under a null stays 0.
-fn remap_keys<K: DictKey, const OUT: usize>(input: &[u8], out: &mut [u8], remap: &[usize], bits: Option<Bits>) {
-    let count = out.len() / OUT;
-    let _ = for_each_run(bits, count, |s, e, valid| {
-        if valid {
-            let keys = input[s * K::WIDTH..e * K::WIDTH].chunks_exact(K::WIDTH);
-            for (key, slot) in keys.zip(out[s * OUT..e * OUT].chunks_exact_mut(OUT)) {
-                slot.copy_from_slice(&(remap[K::index(key)] as u64).to_le_bytes()[..OUT]);
+/// `remap` of an input index not seen yet.
+const NEW: usize = usize::MAX;
+
+/// Where `push_keys` stopped.
+enum Stop {
+    /// At the end of the input.
+    End,
+    /// At a valid row whose input index is not in `remap` yet.
+    New(usize),
+    /// At a valid row whose input index is past the input dictionary.
+    OutOfRange(usize),
+}
+
+/// An output key type (u8 to u64: the key width of the node).
+trait OutKey: arrow_buffer::ToByteSlice {
+    fn of(index: usize) -> Self;
+}
+
+macro_rules! out_keys {
+    ($($t:ty),*) => {$(
+        impl OutKey for $t {
+            #[inline(always)]
+            fn of(index: usize) -> Self {
+                index as $t
             }
         }
-        Ok(())
-    });
+    )*};
+}
+
+out_keys!(u8, u16, u32, u64);
+
+/// Pushes the keys of rows `first..` (`input`: their keys of `K`) onto
+/// `out` as `O`: `remap` of each valid row's input index, 0 under a null,
+/// until a row whose index is new or out of range; returns the keys pushed
+/// and where it stopped.
+#[inline(always)]
+fn push_keys<K: DictKey, O: OutKey>(
+    input: &[u8],
+    out: &mut arrow_buffer::MutableBuffer,
+    remap: &[usize],
+    bits: Option<Bits>,
+    first: usize,
+) -> (usize, Stop) {
+    for (j, key) in input.chunks_exact(K::WIDTH).enumerate() {
+        if bits.is_some_and(|b| !b.get(first + j)) {
+            out.push(O::of(0));
+            continue;
+        }
+        let key = K::index(key);
+        match remap.get(key) {
+            Some(&index) if index != NEW => out.push(O::of(index)),
+            Some(_) => return (j, Stop::New(key)),
+            None => return (j, Stop::OutOfRange(key)),
+        }
+    }
+    (input.len() / K::WIDTH, Stop::End)
 }
