@@ -615,3 +615,33 @@ fn nulls_under_a_dictionary_have_key_zero() {
         }
     }
 }
+
+#[test]
+fn a_column_copy_past_the_run_end_type_is_refused_whole() {
+    let runs = |value: i32| -> ArrayRef {
+        let ends: ArrayRef = Arc::new(Int16Array::from(vec![20_000i16]));
+        let values: ArrayRef = Arc::new(Int32Array::from(vec![value]));
+        let dt = DataType::RunEndEncoded(
+            Arc::new(arrow_schema::Field::new("run_ends", DataType::Int16, false)),
+            Arc::new(arrow_schema::Field::new("values", DataType::Int32, true)),
+        );
+        make_array(
+            ArrayData::builder(dt)
+                .len(20_000)
+                .add_child_data(ends.to_data())
+                .add_child_data(values.to_data())
+                .build()
+                .unwrap(),
+        )
+    };
+    for second in [7, 8] {
+        // Equal to the last run (which would grow past i16::MAX) or a new run.
+        let mut w = writer("run_end_encoded<int16, int32>", WriterOptions::default());
+        w.write_array(0, runs(7).as_ref()).unwrap();
+        let e = w.write_array(0, runs(second).as_ref()).expect_err("40000 rows do not fit int16 run ends");
+        assert_eq!(e.code(), ErrorCode::Overflow, "{e}");
+        let batch = w.finish().unwrap();
+        validate(&batch);
+        assert_eq!(batch.num_rows(), 20_000);
+    }
+}

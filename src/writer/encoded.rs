@@ -73,7 +73,7 @@ impl ArrowWriter {
     /// encoded `node`: a dictionary index, or a run.
     pub(crate) fn commit_encoded(&mut self, node: usize) -> Result<()> {
         let v = self.nodes[node].value_node.expect("encoded node");
-        let Kind::Encoded { ree, index_width } = self.nodes[node].kind() else { unreachable!("encoded node") };
+        let Kind::Encoded { ree, .. } = self.nodes[node].kind() else { unreachable!("encoded node") };
         let written = self.nodes[v].len - 1;
         let mut enc = self.take_encoding(node);
         let max = enc.max;
@@ -111,7 +111,7 @@ impl ArrowWriter {
                 Ok(())
             } else {
                 enc.last = Some(key);
-                self.push_run(node, index_width);
+                self.push_run(node, 1);
                 Ok(())
             }
         };
@@ -162,8 +162,7 @@ impl ArrowWriter {
                 self.extend_last_run(node, 1);
                 Ok(())
             } else {
-                let Kind::Encoded { index_width, .. } = self.nodes[node].kind() else { unreachable!("encoded node") };
-                self.push_run(node, index_width);
+                self.push_run(node, 1);
                 Ok(())
             }
         }
@@ -199,7 +198,7 @@ impl ArrowWriter {
         write: impl FnOnce(&mut Self) -> Result<()>,
     ) -> Result<()> {
         let max = enc.max;
-        let Kind::Encoded { ree, index_width } = self.nodes[node].kind() else { unreachable!("encoded node") };
+        let Kind::Encoded { ree, .. } = self.nodes[node].kind() else { unreachable!("encoded node") };
         if !ree {
             let hash = flat_hash(Some(value));
             let vn = &self.nodes[v];
@@ -230,17 +229,17 @@ impl ArrowWriter {
             return Ok(());
         }
         write(self)?;
-        self.push_run(node, index_width);
+        self.push_run(node, 1);
         Ok(())
     }
 
-    /// A new run of one value (its value just written into the value node).
-    pub(super) fn push_run(&mut self, node: usize, index_width: usize) {
+    /// A new run of `len` values (its value just written into the value node).
+    pub(super) fn push_run(&mut self, node: usize, len: usize) {
         let n = &mut self.nodes[node];
-        let len = n.len;
-        let Layout::RunEnd { run_ends, .. } = &mut n.layout else { unreachable!("a run-end layout") };
-        push_index(run_ends, index_width, len + 1);
-        n.len += 1;
+        n.len += len;
+        let end = n.len;
+        let Layout::RunEnd { run_ends, width, .. } = &mut n.layout else { unreachable!("a run-end layout") };
+        push_index(run_ends, *width, end);
     }
 
     pub(super) fn encoded_full(&self, node: usize, what: &str, max: usize) -> QuiverError {

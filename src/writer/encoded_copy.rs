@@ -8,7 +8,10 @@ use arrow_schema::DataType;
 use crate::buffer::bits::Bits;
 use crate::buffer::offsets::read_int;
 use crate::error::{QuiverError, Result};
-use crate::layout::{Encoding, Kind, Layout};
+use crate::layout::encoded::same_value;
+use crate::layout::{flat_value, is_flat, Encoding, Kind, Layout};
+
+use super::encoded_row::push_flat;
 
 use super::ArrowWriter;
 
@@ -131,15 +134,84 @@ impl ArrowWriter {
                 return Err(QuiverError::invalid("write_array: run ends stop before the array's length"));
             }
             let run_end = end_of(run).min(off + count);
-            self.append_encoded(node, |w| w.copy_data(v, values, run, 1))
-                .inspect_err(|_| self.refused_at = self.refused_at.map(|_| at - data.offset()))?;
-            if run_end - at > 1 {
-                self.extend_last_run(node, run_end - at - 1);
+            let max = self.encoding_mut(node).max;
+            if self.nodes[node].len + (run_end - at) > max {
+                return Err(self.encoded_full(node, "run-end encoded column", max));
+            }
+            if !self.copy_flat_run(node, v, values, run, run_end - at) {
+                self.append_encoded(node, |w| w.copy_data(v, values, run, 1))
+                    .inspect_err(|_| self.refused_at = self.refused_at.map(|_| at - data.offset()))?;
+                if run_end - at > 1 {
+                    self.extend_last_run(node, run_end - at - 1);
+                }
             }
             at = run_end;
             run += 1;
         }
         Ok(())
+    }
+}
+
+impl ArrowWriter {
+    /// A run of `len` rows of value `run` of `values` into run-end node
+    /// `node` (value node `v`) without the general copy, for flat value
+    /// nodes other than decimals (whose copies check the precision): equal
+    /// to the last run's value (bytes, or both null), the last run grows;
+    /// else the value is pushed and a run added. False, having changed
+    /// nothing, when this does not apply (another layout, a null for a value
+    /// node without validity, an offset overflow): the general copy then
+    /// writes it or gives the error.
+    fn copy_flat_run(&mut self, node: usize, v: usize, values: &ArrayData, run: usize, len: usize) -> bool {
+        let at = values.offset() + run;
+        if values.nulls().is_some_and(|n| n.is_null(run)) {
+            let vn = &self.nodes[v];
+            if !is_flat(&vn.layout) || vn.validity.is_none() {
+                return false;
+            }
+            if self.nodes[node].len > 0 && flat_value(vn.validity.as_ref(), &vn.layout, vn.len - 1).is_none() {
+                self.extend_last_run(node, len);
+                return true;
+            }
+            self.fill_null(v, 1);
+            self.push_run(node, len);
+            return true;
+        }
+        let b = values.buffers();
+        let value: &[u8] = match (&self.nodes[v].layout, values.data_type()) {
+            (
+                Layout::Var { large, .. },
+                DataType::Utf8 | DataType::Binary | DataType::LargeUtf8 | DataType::LargeBinary,
+            ) => {
+                let w = if *large { 8 } else { 4 };
+                let offsets = b[0].as_slice();
+                if offsets.len() < (at + 2) * w {
+                    return false;
+                }
+                let (s, e) = (read_int(offsets, w, at), read_int(offsets, w, at + 1));
+                match b[1].as_slice().get(s as usize..e as usize) {
+                    Some(value) if s >= 0 && s <= e => value,
+                    _ => return false,
+                }
+            }
+            (Layout::Fixed { width, decimal: None, .. }, _) => {
+                match b[0].as_slice().get(at * width..(at + 1) * width) {
+                    Some(value) => value,
+                    None => return false,
+                }
+            }
+            _ => return false,
+        };
+        let vn = &self.nodes[v];
+        if self.nodes[node].len > 0 && same_value(flat_value(vn.validity.as_ref(), &vn.layout, vn.len - 1), Some(value))
+        {
+            self.extend_last_run(node, len);
+            return true;
+        }
+        if !push_flat(&mut self.nodes[v], value, false) {
+            return false;
+        }
+        self.push_run(node, len);
+        true
     }
 }
 

@@ -107,7 +107,7 @@ impl ArrowWriter {
 /// written nothing, for invalid UTF-8 (`check_utf8` on a utf8 node) or an
 /// offset past what 4-byte offsets address.
 #[inline(always)]
-fn push_flat(vn: &mut Node, value: &[u8], check_utf8: bool) -> bool {
+pub(super) fn push_flat(vn: &mut Node, value: &[u8], check_utf8: bool) -> bool {
     match &mut vn.layout {
         Layout::Var { offsets, data, large, utf8 } => {
             if (*utf8 && check_utf8 && !var::valid_utf8(value)) || var::push(offsets, data, *large, value).is_err() {
