@@ -214,6 +214,7 @@ def _load():
         "quiver_end": (c_int, [W, c_uint32]),
         "quiver_end_row": (c_int, [W]),
         "quiver_abort_row": (c_int, [W]),
+        "quiver_append_slots": (c_int, [W, c_uint32, c_uint32, c_void_p, c_void_p, c_uint64, c_bool]),
         "quiver_write_column": (c_int, [W, c_uint32, c_void_p, c_void_p, c_int64]),
         "quiver_write_array": (c_int, [W, c_uint32, c_void_p, c_void_p]),
         "quiver_writer_finish": (c_int, [W, c_void_p]),
@@ -776,6 +777,31 @@ class Writer(_Closing):
 
     def abort_row(self) -> None:
         self._check(lib.quiver_abort_row(self.handle), "quiver_abort_row")
+
+    #: ``append_slots`` kinds (``QUIVER_SLOT_*``): how each 8-byte slot holds its value.
+    SLOT_BOOL, SLOT_I8, SLOT_I16, SLOT_I32, SLOT_I64, SLOT_U8, SLOT_U16, SLOT_U32, SLOT_U64, SLOT_F32, SLOT_F64 = range(11)
+
+    def append_slots(self, node: int, kinds, slots, nulls: int = 0, end_row: bool = False) -> None:
+        """``quiver_append_slots``: value ``k`` (an int, or a float for the
+        ``SLOT_F32`` / ``SLOT_F64`` kinds) to node ``node + k`` as the typed
+        append of ``kinds[k]`` would append it, or a null where bit ``k`` of
+        ``nulls`` is set; then ``end_row()`` when ``end_row``. The first value
+        that fails raises its error, the values before it appended and the row
+        left open (as the sequence of appends would)."""
+        n = len(kinds)
+        if len(slots) != n:
+            raise ValueError(f"append_slots: {n} kinds and {len(slots)} slots")
+        kind_arr = (c_uint8 * max(n, 1))(*kinds)
+        slot_arr = (c_uint64 * max(n, 1))()
+        for k, (kind, v) in enumerate(zip(kinds, slots)):
+            if kind == self.SLOT_F64:
+                slot_arr[k] = _struct.unpack("<Q", _struct.pack("<d", v))[0]
+            elif kind == self.SLOT_F32:
+                slot_arr[k] = _struct.unpack("<I", _struct.pack("<f", v))[0]
+            else:
+                slot_arr[k] = int(v) & 0xFFFF_FFFF_FFFF_FFFF
+        rc = lib.quiver_append_slots(self.handle, node, n, kind_arr, slot_arr, nulls, end_row)
+        self._check(rc, "quiver_append_slots")
 
     # -- column path
     def write_column(self, node: int, values, validity=None, length: int | None = None) -> None:

@@ -29,13 +29,17 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
  * probability 1/2, the records of benches/peers/c_bench.c) and utf8_none / utf8_half (one utf8
  * column of 0..11-byte strings, the data of benches/peers/bench_data.h). Writers:
  *   quiver_jvm_values   per-value appends through bindings/java (Writer.append*, endRow), then finish
+ *   quiver_jvm_slots    rows3: one Writer.appendRow per row (quiver_append_slots: the row's values in
+ *                       a long[], the nulls as a mask, the row committed), then finish
  *   quiver_jvm_records  rows already in a native MemorySegment: one Writer.writeRecords, then finish
  *   quiver_jvm_records_fill  the Java loop writing the rows into that segment, then as records
  *   java_arrays         the floor: a plain Java loop writing the same values into Java arrays
  *                       (values, zeros under nulls, a validity bitmap; offsets and bytes for utf8)
  * Then what one downcall costs (ns per call, 8192 calls a timing):
- *   RESULT jvm_downcall <function>_<critical|plain> <ns_per_call>
- * Args: [--quick] (short warm-up, few batches: a smoke run). Needs -Dquiver.lib (the
+ *   RESULT jvm_downcall <function>_<plain|critical|critical_heap|critical_long_address> <ns_per_call>
+ * (critical: Linker.Option.critical(false); critical_heap: critical(true), which heap segments
+ * need; long_address: the pointer passed as a Java long instead of a MemorySegment).
+ * Args: [--quick] (short warm-up, few batches: a smoke run) [case prefix ...] (only those cases). Needs -Dquiver.lib (the
  * downcall part looks the library up by that path itself).
  */
 public final class QuiverJvmBench {
@@ -126,6 +130,20 @@ public final class QuiverJvmBench {
             finish(w);
         }
 
+        static final byte[] KINDS = {Writer.SLOT_I32, Writer.SLOT_I64, Writer.SLOT_F64};
+        final long[] slots = new long[3];
+
+        void slots(Writer w) {
+            long[] s = slots;
+            for (int i = 0; i < ROWS; i++) {
+                s[0] = a[i];
+                s[1] = b[i];
+                s[2] = Double.doubleToRawLongBits(c[i]);
+                w.appendRow(KINDS, s, nulls[i]);
+            }
+            finish(w);
+        }
+
         void javaArrays() {
             Arrays.fill(va, 0); Arrays.fill(vb, 0); Arrays.fill(vc, 0);
             for (int i = 0; i < ROWS; i++) {
@@ -149,6 +167,7 @@ public final class QuiverJvmBench {
             l.set(1, RecordLayout.FIXED, B_AT, 0, RecordLayout.NULL_BIT, NULLS_AT, 1);
             l.set(2, RecordLayout.FIXED, C_AT, 0, RecordLayout.NULL_BIT, NULLS_AT, 2);
             result(name, "quiver_jvm_values", measure(() -> d.values(w), ROWS));
+            result(name, "quiver_jvm_slots", measure(() -> d.slots(w), ROWS));
             result(name, "quiver_jvm_records", measure(() -> {
                 w.writeRecords(l, d.recs, STRIDE3, ROWS);
                 finish(w);
@@ -267,6 +286,8 @@ public final class QuiverJvmBench {
         FunctionDescriptor rowsFd = FunctionDescriptor.of(JAVA_LONG, ADDRESS);
         MethodHandle rowsPlain = linker.downcallHandle(rows, rowsFd);
         MethodHandle rowsCrit = linker.downcallHandle(rows, rowsFd, crit);
+        MethodHandle rowsHeap = linker.downcallHandle(rows, rowsFd, Linker.Option.critical(true));
+        MethodHandle rowsLong = linker.downcallHandle(rows, FunctionDescriptor.of(JAVA_LONG, JAVA_LONG), crit);
         Options o = Options.defaults().withBatchRows(ROWS);
         try (Writer w = Writer.create("a: int32", o)) {
             MemorySegment p = w.pointer();
@@ -290,6 +311,17 @@ public final class QuiverJvmBench {
                 for (int i = 0; i < ROWS; i++) s += (long) rowsCrit.invokeExact(p);
                 sink = s;
             }, ROWS));
+            result("jvm_downcall", "quiver_writer_rows_critical_heap", measure(() -> {
+                long s = 0;
+                for (int i = 0; i < ROWS; i++) s += (long) rowsHeap.invokeExact(p);
+                sink = s;
+            }, ROWS));
+            long addr = p.address();
+            result("jvm_downcall", "quiver_writer_rows_critical_long_address", measure(() -> {
+                long s = 0;
+                for (int i = 0; i < ROWS; i++) s += (long) rowsLong.invokeExact(addr);
+                sink = s;
+            }, ROWS));
             result("jvm_downcall", "Writer.rows", measure(() -> {
                 long s = 0;
                 for (int i = 0; i < ROWS; i++) s += w.rows();
@@ -302,15 +334,24 @@ public final class QuiverJvmBench {
         }
     }
 
+    static final java.util.List<String> filters = new java.util.ArrayList<>();
+
+    /** No filter given, or one that {@code name} starts with. */
+    static boolean want(String name) {
+        return filters.isEmpty() || filters.stream().anyMatch(name::startsWith);
+    }
+
     public static void main(String[] args) throws Throwable {
-        quick = Arrays.asList(args).contains("--quick");
+        for (String a : args) {
+            if (a.equals("--quick")) quick = true; else filters.add(a);
+        }
         System.out.println("# quiver " + Quiver.version() + ", library " + Quiver.libraryOrigin() + ", java "
                 + System.getProperty("java.vm.name") + " " + System.getProperty("java.vm.version"));
-        rows3(false);
-        rows3(true);
-        utf8(false);
-        utf8(true);
-        downcalls();
+        if (want("jvm_rows3_none")) rows3(false);
+        if (want("jvm_rows3_half")) rows3(true);
+        if (want("jvm_utf8_none")) utf8(false);
+        if (want("jvm_utf8_half")) utf8(true);
+        if (want("jvm_downcall")) downcalls();
         if (Quiver.liveArrays() != 0) throw new AssertionError("live arrays: " + Quiver.liveArrays());
     }
 }
