@@ -288,29 +288,58 @@ unsafe fn append_slots(
     let first = node as usize;
     for (k, (&kind, &v)) in kinds.iter().zip(slots).enumerate() {
         let at = first + k;
-        if nulls >> k & 1 != 0 {
-            x.append_null(at)?;
-            continue;
-        }
-        match kind {
-            QUIVER_SLOT_BOOL => x.append_bool(at, v as u8 != 0)?,
-            QUIVER_SLOT_I8 => x.append_i8(at, v as i8)?,
-            QUIVER_SLOT_I16 => x.append_i16(at, v as i16)?,
-            QUIVER_SLOT_I32 => x.append_i32(at, v as i32)?,
-            QUIVER_SLOT_I64 => x.append_i64(at, v as i64)?,
-            QUIVER_SLOT_U8 => x.append_u8(at, v as u8)?,
-            QUIVER_SLOT_U16 => x.append_u16(at, v as u16)?,
-            QUIVER_SLOT_U32 => x.append_u32(at, v as u32)?,
-            QUIVER_SLOT_U64 => x.append_u64(at, v)?,
-            QUIVER_SLOT_F32 => x.append_f32(at, f32::from_bits(v as u32))?,
-            QUIVER_SLOT_F64 => x.append_f64(at, f64::from_bits(v))?,
-            other => {
-                return Err(QuiverError::invalid(format!("{CALL}: kinds[{k}] is {other}, not a QUIVER_SLOT_ kind")));
+        let null = nulls >> k & 1 != 0;
+        // The writer's inlined fast paths first (they change nothing when they do not
+        // apply); anything else, errors included, through the full append, out of line.
+        let done = if null {
+            x.try_null(at)
+        } else {
+            match kind {
+                QUIVER_SLOT_I8 => x.try_native(at, Input::I8, v as i8),
+                QUIVER_SLOT_I16 => x.try_native(at, Input::I16, v as i16),
+                QUIVER_SLOT_I32 => x.try_native(at, Input::I32, v as i32),
+                QUIVER_SLOT_I64 => x.try_native(at, Input::I64, v as i64),
+                QUIVER_SLOT_U8 => x.try_native(at, Input::U8, v as u8),
+                QUIVER_SLOT_U16 => x.try_native(at, Input::U16, v as u16),
+                QUIVER_SLOT_U32 => x.try_native(at, Input::U32, v as u32),
+                QUIVER_SLOT_U64 => x.try_native(at, Input::U64, v),
+                QUIVER_SLOT_F32 => x.try_native(at, Input::F32, f32::from_bits(v as u32)),
+                QUIVER_SLOT_F64 => x.try_native(at, Input::F64, f64::from_bits(v)),
+                _ => false,
             }
+        };
+        if !done {
+            append_slot(x, at, k, kind, v, null)?;
         }
     }
-    if end_row {
+    if end_row && !x.try_end_row() {
         x.end_row()?;
     }
     Ok(())
+}
+
+/// One value of `quiver_append_slots` through the full typed append (or
+/// `append_null`): every check, and the message of the failure.
+#[cold]
+#[inline(never)]
+fn append_slot(x: &mut ArrowWriter, at: usize, k: usize, kind: u8, v: u64, null: bool) -> Result<()> {
+    if null {
+        return x.append_null(at);
+    }
+    match kind {
+        QUIVER_SLOT_BOOL => x.append_bool(at, v as u8 != 0),
+        QUIVER_SLOT_I8 => x.append_i8(at, v as i8),
+        QUIVER_SLOT_I16 => x.append_i16(at, v as i16),
+        QUIVER_SLOT_I32 => x.append_i32(at, v as i32),
+        QUIVER_SLOT_I64 => x.append_i64(at, v as i64),
+        QUIVER_SLOT_U8 => x.append_u8(at, v as u8),
+        QUIVER_SLOT_U16 => x.append_u16(at, v as u16),
+        QUIVER_SLOT_U32 => x.append_u32(at, v as u32),
+        QUIVER_SLOT_U64 => x.append_u64(at, v),
+        QUIVER_SLOT_F32 => x.append_f32(at, f32::from_bits(v as u32)),
+        QUIVER_SLOT_F64 => x.append_f64(at, f64::from_bits(v)),
+        other => {
+            Err(QuiverError::invalid(format!("quiver_append_slots: kinds[{k}] is {other}, not a QUIVER_SLOT_ kind")))
+        }
+    }
 }
