@@ -652,6 +652,23 @@ class RecordLayout(_Closing):
             lib.quiver_layout_free(ptr)
 
 
+# struct codes of the QUIVER_SLOT_* kinds, each padded to its 8-byte slot (little-endian).
+_SLOT_CODES = ["?7x", "b7x", "h6x", "i4x", "q", "B7x", "H6x", "I4x", "Q", "f4x", "d"]
+_SLOT_PACKERS: dict = {}
+
+
+def _slot_packer(kinds: tuple):
+    """(the kinds as bytes, a Struct packing one value a slot) for ``kinds``, cached."""
+    p = _SLOT_PACKERS.get(kinds)
+    if p is None:
+        # an unknown kind packs as a uint64 slot; quiver_append_slots refuses it
+        codes = "".join(_SLOT_CODES[k] if 0 <= k < len(_SLOT_CODES) else "Q" for k in kinds)
+        p = (bytes(k & 0xFF for k in kinds), _struct.Struct("<" + codes))
+        if len(_SLOT_PACKERS) < 256:
+            _SLOT_PACKERS[kinds] = p
+    return p
+
+
 class Writer(_Closing):
     """A quiver writer. ``Writer(schema, batch_rows=..., recycle=..., retain=...,
     validate_utf8=..., memory_limit=...)`` where ``schema`` is a :class:`Schema`,
@@ -791,16 +808,15 @@ class Writer(_Closing):
         n = len(kinds)
         if len(slots) != n:
             raise ValueError(f"append_slots: {n} kinds and {len(slots)} slots")
-        kind_arr = (c_uint8 * max(n, 1))(*kinds)
-        slot_arr = (c_uint64 * max(n, 1))()
-        for k, (kind, v) in enumerate(zip(kinds, slots)):
-            if kind == self.SLOT_F64:
-                slot_arr[k] = _struct.unpack("<Q", _struct.pack("<d", v))[0]
-            elif kind == self.SLOT_F32:
-                slot_arr[k] = _struct.unpack("<I", _struct.pack("<f", v))[0]
-            else:
-                slot_arr[k] = int(v) & 0xFFFF_FFFF_FFFF_FFFF
-        rc = lib.quiver_append_slots(self.handle, node, n, kind_arr, slot_arr, nulls, end_row)
+        packer = _slot_packer(tuple(kinds))
+        try:
+            packed = packer[1].pack(*slots)
+        except _struct.error:  # a value out of its kind's range: its low bytes, as C would take them
+            packed = _struct.pack(f"<{n}Q", *(
+                _struct.unpack("<Q", _struct.pack("<d", v))[0] if kind == self.SLOT_F64 else
+                _struct.unpack("<I", _struct.pack("<f", v))[0] if kind == self.SLOT_F32 else
+                int(v) & 0xFFFF_FFFF_FFFF_FFFF for kind, v in zip(kinds, slots)))
+        rc = lib.quiver_append_slots(self.handle, node, n, packer[0], packed, nulls, end_row)
         self._check(rc, "quiver_append_slots")
 
     # -- column path
