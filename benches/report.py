@@ -305,6 +305,13 @@ def row_producers(crit, res, checks):
               "this project's machine; the issue gives the range only); the speed-up column divides its low "
               "end (no nulls) or its high end (half nulls) by the faster of `values` and `slots` of this "
               "run. Targets: `records` within 3x of `java_arrays`, the per-value path ≥ 1.5x the old figure.", ""]
+        allocs = [(f"{c[4:]} {w.replace('quiver_jvm_', '')}", v) for c in jcases
+                  for w, v in res.get(f"{c}_alloc", {}).items() if w.startswith("quiver_jvm_")]
+        if allocs:
+            worst = max(allocs, key=lambda a: a[1])
+            L += [f"Java heap allocated per row by the quiver writers (the compiled code, 10 batches after "
+                  f"the timing, `ThreadMXBean.getCurrentThreadAllocatedBytes`): at most {worst[1]:.3f} bytes "
+                  f"({worst[0]}; the batch's `finish` included).", ""]
         dc = res.get("jvm_downcall")
         if dc:
             L += ["What one downcall costs (ns per call, a loop of 8192 calls): `abs` of libc (an empty "

@@ -35,6 +35,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
  *   quiver_jvm_records_fill  the Java loop writing the rows into that segment, then as records
  *   java_arrays         the floor: a plain Java loop writing the same values into Java arrays
  *                       (values, zeros under nulls, a validity bitmap; offsets and bytes for utf8)
+ * Each is followed by the Java heap bytes that writer allocates per row (10 more batches):
+ *   RESULT jvm_<case>_alloc <writer> <bytes_per_row>
  * Then what one downcall costs (ns per call, 8192 calls a timing):
  *   RESULT jvm_downcall <function>_<plain|critical|critical_heap|critical_long_address> <ns_per_call>
  * (critical: Linker.Option.critical(false); critical_heap: critical(true), which heap segments
@@ -63,11 +65,21 @@ public final class QuiverJvmBench {
             t[i] = (System.nanoTime() - t0) / (double) perBatch;
         }
         Arrays.sort(t);
+        // what the compiled code allocates: the Java heap bytes of 10 more batches
+        com.sun.management.ThreadMXBean mx =
+                (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        long a0 = mx.getCurrentThreadAllocatedBytes();
+        for (int i = 0; i < 10; i++) b.run();
+        lastAlloc = (mx.getCurrentThreadAllocatedBytes() - a0) / (10.0 * perBatch);
         return t[reps / 2];
     }
 
+    /** Java heap bytes per unit the last {@link #measure} allocated. */
+    static double lastAlloc;
+
     static void result(String name, String writer, double ns) {
         System.out.printf("RESULT %s %s %.3f%n", name, writer, ns);
+        System.out.printf("RESULT %s_alloc %s %.3f%n", name, writer, lastAlloc);
         System.out.flush();
     }
 
