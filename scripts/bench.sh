@@ -41,7 +41,7 @@ nrcmd=0
 
 if [ "$quick" = 1 ]; then
   crit_args=(--warm-up-time 0.05 --measurement-time 0.1 --sample-size 10)
-  filter='col_int64_|col_utf8_none|row_int64_|row_struct4_none'
+  filter='col_int64_|col_utf8_none|row_int64_|row_struct4_none|rec3_'
   md=$out/benchmarks.md svg=$out/benchmarks.svg
 else
   crit_args=(--warm-up-time 0.3 --measurement-time 1)
