@@ -301,8 +301,9 @@ def row_producers(crit, res, checks):
         L += ["", f"Beside ours, measured elsewhere: Comet's JVM `ArrowWriter`, int/long/double rows: "
               f"**{fmt(ANCHOR_COMET_JVM)} ns/row** (published by Comet, Apple M3 Max; not this machine, not "
               f"this run). The old per-value figure, {fmt(OLD_JVM_VALUES[0])}–{fmt(OLD_JVM_VALUES[1])} ns/row, "
-              "is bindings/java's 3-column rows before `quiver_append_slots` (issue 11, an earlier run on "
-              "this project's machine; the issue gives the range only); the speed-up column divides its low "
+              "is bindings/java's 3-column rows before `quiver_append_slots` (issue 11's measurement, "
+              "an earlier run; the issue gives the range only, not which end is which case); the speed-up "
+              "column divides its low "
               "end (no nulls) or its high end (half nulls) by the faster of `values` and `slots` of this "
               "run. Targets: `records` within 3x of `java_arrays`, the per-value path ≥ 1.5x the old figure.", ""]
         allocs = [(f"{c[4:]} {w.replace('quiver_jvm_', '')}", v) for c in jcases
