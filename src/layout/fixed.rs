@@ -190,11 +190,11 @@ unsafe fn masked_into(dst: *mut u8, width: usize, src: &[u8], bits: Bits) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// xorshift64*: the same bytes on every run.
-    fn gen(seed: u64) -> impl FnMut() -> u64 {
+    pub(crate) fn gen(seed: u64) -> impl FnMut() -> u64 {
         let mut x = seed;
         move || {
             x ^= x >> 12;
@@ -206,7 +206,7 @@ mod tests {
 
     /// Validity bitmaps of `bits` bits: none null, all null, half random,
     /// runs of 1 to 150 rows, and only the first or only the last row null.
-    fn patterns(bits: usize) -> Vec<(&'static str, Vec<u8>)> {
+    pub(crate) fn patterns(bits: usize) -> Vec<(&'static str, Vec<u8>)> {
         let bytes = bits.div_ceil(8) + 1;
         let from = |f: &dyn Fn(usize) -> bool| {
             let mut b = vec![0u8; bytes];
@@ -237,7 +237,7 @@ mod tests {
     }
 
     /// The previous code: copy everything, then zero each null row.
-    fn reference(prefix: &[u8], width: usize, src: &[u8], bits: Bits) -> Vec<u8> {
+    pub(crate) fn reference(prefix: &[u8], width: usize, src: &[u8], bits: Bits) -> Vec<u8> {
         let mut out = prefix.to_vec();
         for (i, row) in src.chunks_exact(width).enumerate() {
             if bits.get(i) {
