@@ -42,9 +42,9 @@ static MASK8: [[u8; 8]; 256] = row_masks(u8::MAX, 0);
 
 static MASK16: [[u16; 8]; 256] = row_masks(u16::MAX, 0);
 
-static MASK32: [[u32; 8]; 256] = row_masks(u32::MAX, 0);
+pub(crate) static MASK32: [[u32; 8]; 256] = row_masks(u32::MAX, 0);
 
-static MASK64: [[u64; 8]; 256] = row_masks(u64::MAX, 0);
+pub(crate) static MASK64: [[u64; 8]; 256] = row_masks(u64::MAX, 0);
 
 /// Copies `count` boolean values from bit `start` of the bitmap `src` to
 /// bit `at` of `values`: false under every null of `bits`.

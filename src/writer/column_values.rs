@@ -6,7 +6,7 @@
 use arrow_data::ArrayData;
 
 use crate::buffer::bits::{for_each_run, Bits};
-use crate::buffer::offsets::{last_offset, null_spans_are_empty, read_int, Offset};
+use crate::buffer::offsets::{last_offset, read_int, Offset};
 use crate::error::{overflow, QuiverError, Result};
 use crate::layout::decimal::{self, first_over_precision};
 use crate::layout::view::view_value;
@@ -101,7 +101,7 @@ impl ArrowWriter {
         // Nulls that span no values (what most producers write) need no runs:
         // the whole range is one rebase of its offsets and one copy.
         let bits = match bits {
-            Some(b) if null_spans_are_empty(src, off, count, b) => None,
+            Some(b) if O::null_spans_are_empty(src, off, count, b) => None,
             b => b,
         };
         for_each_run(bits, count, |s, e, valid| {
