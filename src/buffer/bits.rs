@@ -79,33 +79,3 @@ pub(crate) fn set_valid(valid: &mut Slot, i: usize) {
         None => valid.set_bit(i),
     }
 }
-
-/// The number of bits set in `bytes`: a word at a time, with the POPCNT
-/// instruction where the CPU has it (checked at run time; plain x86_64 has
-/// no such instruction and counts with shifts and masks).
-pub(crate) fn count_ones(bytes: &[u8]) -> usize {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("popcnt") {
-        // SAFETY: the CPU has POPCNT, checked just above.
-        return unsafe { count_ones_popcnt(bytes) };
-    }
-    count_ones_in(bytes)
-}
-
-/// [`count_ones_in`] compiled with POPCNT.
-///
-/// # Safety
-///
-/// The CPU has POPCNT.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "popcnt")]
-unsafe fn count_ones_popcnt(bytes: &[u8]) -> usize {
-    count_ones_in(bytes)
-}
-
-#[inline(always)]
-fn count_ones_in(bytes: &[u8]) -> usize {
-    let words = bytes.chunks_exact(8);
-    let rest: usize = words.remainder().iter().map(|b| b.count_ones() as usize).sum();
-    words.map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")).count_ones() as usize).sum::<usize>() + rest
-}

@@ -10,6 +10,7 @@ use std::collections::VecDeque;
 use arrow_buffer::{Buffer, MutableBuffer};
 
 pub(crate) mod bits;
+pub(crate) mod masks;
 pub(crate) mod offsets;
 
 /// Counters of the buffer life cycle, shared by all slots of a writer.
@@ -234,7 +235,7 @@ impl Slot {
             let (d, s, whole, rest) = (at / 8, src_offset / 8, len / 8, len % 8);
             let dst = self.buf.as_slice_mut();
             dst[d..d + whole].copy_from_slice(&src[s..s + whole]);
-            let mut ones = bits::count_ones(&src[s..s + whole]);
+            let mut ones = masks::count_ones(&src[s..s + whole]);
             if rest > 0 {
                 let mask = (1u8 << rest) - 1;
                 let last = src[s + whole] & mask;
@@ -275,8 +276,8 @@ impl Slot {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::layout::fixed::tests::{gen, patterns};
+    use super::masks::tests::{gen, patterns};
+    use crate::buffer::*;
 
     /// `copy_bits` (its byte-aligned path and the general one) against
     /// arrow's `set_bits`, into a bitmap holding bits before `at` and zeros

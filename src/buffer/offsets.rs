@@ -92,13 +92,13 @@ macro_rules! offset_type {
     };
 }
 
-offset_type!(i32, u32, crate::layout::fixed::MASK32);
-offset_type!(i64, u64, crate::layout::fixed::MASK64);
+offset_type!(i32, u32, super::masks::MASK32);
+offset_type!(i64, u64, super::masks::MASK64);
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::layout::fixed::tests::patterns;
+    use crate::buffer::masks::tests::patterns;
+    use crate::buffer::offsets::*;
 
     /// Against a row-by-row reference, for both offset types, every null
     /// pattern, validity bit offset, start row and length, with no null row

@@ -240,7 +240,7 @@ unsafe fn checked_into_128_avx2(dst: *mut u8, src: &[u8], bits: Option<Bits>, bo
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::layout::decimal::*;
     use crate::layout::fixed::tests::{gen, patterns, reference};
 
     /// Decimal128s of every kind for `p` digits: the edges ±(10^p - 1) and

@@ -5,6 +5,7 @@
 use arrow_buffer::bit_chunk_iterator::BitChunks;
 
 use crate::buffer::bits::{for_each_zero, Bits};
+use crate::buffer::masks::{MASK16, MASK32, MASK64, MASK8};
 use crate::buffer::Slot;
 
 /// Pushes one zero value of `width` bytes.
@@ -19,32 +20,6 @@ pub(crate) fn push_zeros(values: &mut Slot, width: usize) {
         _ => values.buf.extend_zeros(width),
     }
 }
-
-/// Row masks by validity byte: `lut[b][k]` is all ones when bit `k` of `b`
-/// is set, else zero.
-const fn row_masks<T: Copy>(ones: T, zero: T) -> [[T; 8]; 256] {
-    let mut t = [[zero; 8]; 256];
-    let mut b = 0;
-    while b < 256 {
-        let mut k = 0;
-        while k < 8 {
-            if (b >> k) & 1 == 1 {
-                t[b][k] = ones;
-            }
-            k += 1;
-        }
-        b += 1;
-    }
-    t
-}
-
-static MASK8: [[u8; 8]; 256] = row_masks(u8::MAX, 0);
-
-static MASK16: [[u16; 8]; 256] = row_masks(u16::MAX, 0);
-
-pub(crate) static MASK32: [[u32; 8]; 256] = row_masks(u32::MAX, 0);
-
-pub(crate) static MASK64: [[u64; 8]; 256] = row_masks(u64::MAX, 0);
 
 /// Copies `count` boolean values from bit `start` of the bitmap `src` to
 /// bit `at` of `values`: false under every null of `bits`.
@@ -191,50 +166,9 @@ unsafe fn masked_into(dst: *mut u8, width: usize, src: &[u8], bits: Bits) {
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use super::*;
+    use crate::layout::fixed::*;
 
-    /// xorshift64*: the same bytes on every run.
-    pub(crate) fn gen(seed: u64) -> impl FnMut() -> u64 {
-        let mut x = seed;
-        move || {
-            x ^= x >> 12;
-            x ^= x << 25;
-            x ^= x >> 27;
-            x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-        }
-    }
-
-    /// Validity bitmaps of `bits` bits: none null, all null, half random,
-    /// runs of 1 to 150 rows, and only the first or only the last row null.
-    pub(crate) fn patterns(bits: usize) -> Vec<(&'static str, Vec<u8>)> {
-        let bytes = bits.div_ceil(8) + 1;
-        let from = |f: &dyn Fn(usize) -> bool| {
-            let mut b = vec![0u8; bytes];
-            for i in 0..bits {
-                if f(i) {
-                    b[i / 8] |= 1 << (i % 8);
-                }
-            }
-            b
-        };
-        let mut r = gen(7);
-        let random: Vec<bool> = (0..bits).map(|_| r() >> 63 == 0).collect();
-        let mut runs = Vec::new();
-        let mut valid = true;
-        while runs.len() < bits {
-            let n = 1 + (r() % 150) as usize;
-            runs.extend(std::iter::repeat_n(valid, n));
-            valid = !valid;
-        }
-        vec![
-            ("none", from(&|_| true)),
-            ("all", from(&|_| false)),
-            ("half", from(&|i| random[i])),
-            ("runs", from(&|i| runs[i])),
-            ("first", from(&|i| i != 0)),
-            ("last", from(&|i| i + 1 != bits)),
-        ]
-    }
+    pub(crate) use crate::buffer::masks::tests::{gen, patterns};
 
     /// The previous code: copy everything, then zero each null row.
     pub(crate) fn reference(prefix: &[u8], width: usize, src: &[u8], bits: Bits) -> Vec<u8> {
