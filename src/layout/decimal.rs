@@ -214,9 +214,10 @@ unsafe fn checked_into_128_avx2(dst: *mut u8, src: &[u8], bits: Option<Bits>, bo
             }
             Some(bits) => {
                 let chunks = BitChunks::new(bits.bytes, bits.offset, rows);
-                for (c, word) in chunks.iter().enumerate() {
+                for (c, mut word) in chunks.iter().enumerate() {
                     for k in 0..32 {
-                        pair!(c * 32 + k, pair_masks[((word >> (2 * k)) & 3) as usize]);
+                        pair!(c * 32 + k, pair_masks[(word & 3) as usize]);
+                        word >>= 2;
                     }
                 }
                 let (base, word) = (chunks.chunk_len() * 32, chunks.remainder_bits());
