@@ -140,6 +140,37 @@ def write_table(lines, groups, crit, family, title, checks):
     lines.append("")
 
 
+# The column path with nulls near memcpy (8192-row batches): each target's
+# cases and the ratio quiver ÷ memcpy of the same run it must not exceed.
+COLUMN_NULL_TARGETS = [
+    ("column path, fixed width with half nulls ≤ 1.6x memcpy",
+     ["col_int32_half", "col_int64_half", "col_float64_half"], 1.6),
+    ("column path, decimals with the precision check on (the default) ≤ 1.3x memcpy",
+     ["col_decimal18_2_none", "col_decimal18_2_half", "col_decimal38_10_none", "col_decimal38_10_half"], 1.3),
+    ("column path, utf8 with half nulls ≤ 2x memcpy", ["col_utf8_half"], 2.0),
+    ("column path, every fixed width without nulls ≤ 1.3x memcpy",
+     ["col_int32_none", "col_int64_none", "col_float64_none"], 1.3),
+]
+
+
+def column_null_rows(crit):
+    """Rows of the targets table for COLUMN_NULL_TARGETS: met or missed, and
+    every case's ratio (the missed ones first)."""
+    rows = []
+    for name, groups, limit in COLUMN_NULL_TARGETS:
+        got = [(g, ratio(crit.get(g, {}).get("quiver"), crit.get(g, {}).get("memcpy"))) for g in groups]
+        got = [(g, r) for g, r in got if r is not None]
+        if not got:
+            rows.append(f"| {name} | not measured in this run | |")
+            continue
+        miss = [(g, r) for g, r in got if r > limit]
+        verdict = "**met**" if not miss else f"**missed** in {len(miss)} of {len(got)}"
+        ordered = miss + [(g, r) for g, r in got if r <= limit]
+        detail = ", ".join(f"{g} ({rfmt(r, lambda v: v <= limit)})" for g, r in ordered)
+        rows.append(f"| {name} | {verdict} | {detail} |")
+    return rows
+
+
 def svg_chart(crit, path):
     """Horizontal grouped bars, log-scale ns/row, one band per case of the
     8192-row column and row paths."""
@@ -485,8 +516,9 @@ def main():
          summary("C row path faster than nanoarrow's appenders", checks["nanoarrow"],
                  lambda v: f"nanoarrow÷quiver {rfmt(v)}"),
          summary("zero buffer allocations per batch in steady state (both consumer patterns)",
-                 checks["alloc"], lambda v: f"{v:.2f} per batch"), ""]
-    T[-1:-1] = row_targets(summary, checks)
+                 checks["alloc"], lambda v: f"{v:.2f} per batch")]
+    T += row_targets(summary, checks)
+    T += column_null_rows(crit) + [""]
     notes_path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "findings.md")
     if os.path.exists(notes_path):
         with open(notes_path) as f:
