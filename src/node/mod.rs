@@ -97,8 +97,24 @@ pub(crate) struct Node {
     pub fast: Option<Input>,
     /// A null is written by the fast path (nullable fixed-width, variable-width or list).
     pub null_fast: bool,
+    /// The top-level fast path's key: `Input as u8 + 1` when the node is a
+    /// top-level column that takes that input on the fast path, else 0. One
+    /// compare answers "this input, this kind, a top-level position rule".
+    pub top_key: u8,
     /// Validity bitmap (nullable nodes of the kinds that have one).
     pub validity: Option<Slot>,
+    /// Whether the node's validity may be lazy within a batch (set by
+    /// `fast::prepare_fast_paths`): a public fixed-width, variable-width,
+    /// list or struct node with a bitmap, outside any encoded subtree (whose
+    /// bits the interning reads).
+    pub lazy_ok: bool,
+    /// Value writes may leave the validity bitmap alone: the node has none,
+    /// or no null has been written into it this batch (lazy validity). While
+    /// lazy, every value `0..len` is valid and its bit is owed, not
+    /// necessarily written; `materialize_validity` writes them, and every
+    /// write of a null (and every read of the bits) comes after it. Bits
+    /// past `len` are clear in either state.
+    pub valid_lazy: bool,
     /// Hidden node holding the values of a dictionary / run-end encoded node.
     pub value_node: Option<usize>,
     /// Not a public node: the value node of an encoded node.
@@ -136,6 +152,19 @@ impl Node {
             (true, Kind::Null) => "append_null only".into(),
             (true, _) => "begin/end (it is nested)".into(),
             _ => names.join(", "),
+        }
+    }
+
+    /// Ends lazy validity (see `valid_lazy`): sets the owed bits `0..len`.
+    /// Called before a null is written into the node and before its bits
+    /// are read; a no-op once done, and for a node without a bitmap.
+    #[inline]
+    pub fn materialize_validity(&mut self) {
+        if self.valid_lazy {
+            if let Some(v) = &mut self.validity {
+                self.valid_lazy = false;
+                v.set_bits_range(0, self.len);
+            }
         }
     }
 

@@ -4,7 +4,7 @@
 
 use crate::error::{QuiverError, Result};
 use crate::layout::Layout;
-use crate::node::{Input, Kind, Node, Rule};
+use crate::node::{Input, Kind, Node, Rule, NO_OPEN};
 
 use super::ArrowWriter;
 use crate::buffer::offsets::last_offset;
@@ -125,6 +125,23 @@ impl ArrowWriter {
         n.rule == Rule::Fixed && matches!(p.layout, Layout::FixedList { size } if n.len < (p.len + 1) * size)
     }
 
+    /// Whether `node` is a top-level column that takes `input` on the fast
+    /// path and may take its next value now: `at_slot` and `fast_node` for
+    /// the top-level columns in three compares (the key folds the input, the
+    /// kind and the position rule into one).
+    #[inline(always)]
+    pub(super) fn top_fast(&self, node: usize, input: Input) -> bool {
+        let Some(n) = self.nodes.get(node) else { return false };
+        if n.top_key != input as u8 + 1 {
+            return false;
+        }
+        // `open_top == NO_OPEN`: started, and nothing open.
+        if self.open_top != NO_OPEN {
+            return false;
+        }
+        n.len == self.rows
+    }
+
     /// The public node `node` if it takes `input` on the fast path and may
     /// take its next value now.
     #[inline(always)]
@@ -216,6 +233,8 @@ impl ArrowWriter {
     pub(super) fn nulls_in(&self, node: usize, from: usize, to: usize) -> usize {
         let n = &self.nodes[node];
         match &n.validity {
+            // Lazy validity: no null written this batch.
+            Some(_) if n.valid_lazy => 0,
             Some(v) => {
                 let covered = to.min(v.buf.len() * 8).max(from);
                 let set =

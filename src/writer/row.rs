@@ -81,6 +81,10 @@ impl ArrowWriter {
     /// `node` takes `input` natively at its position; else changes nothing.
     #[inline(always)]
     pub(crate) fn try_native<T: ArrowNativeType>(&mut self, node: usize, input: Input, v: T) -> bool {
+        if self.top_fast(node, input) {
+            self.push_native_top(node, v);
+            return true;
+        }
         if self.fast_node(node, input).is_none() {
             return false;
         }
@@ -91,15 +95,41 @@ impl ArrowWriter {
     /// The fast path of `append_decimal` (decimal128 within its precision).
     #[inline(always)]
     pub(crate) fn try_decimal(&mut self, node: usize, unscaled: i128) -> bool {
-        let Some(Layout::Fixed { decimal: Some(spec), .. }) = self.fast_node(node, Input::Decimal).map(|n| &n.layout)
-        else {
+        let top = self.top_fast(node, Input::Decimal);
+        let n = if top { self.nodes.get(node) } else { self.fast_node(node, Input::Decimal) };
+        let Some(Layout::Fixed { decimal: Some(spec), .. }) = n.map(|n| &n.layout) else {
             return false;
         };
         if unscaled < spec.lo || unscaled > spec.hi {
             return false;
         }
-        self.push_native(node, unscaled);
+        if top {
+            self.push_native_top(node, unscaled);
+        } else {
+            self.push_native(node, unscaled);
+        }
         true
+    }
+
+    /// `push_native` for a top-level column (checked by `top_fast`): the
+    /// node's `up` is known, the row counter counts it.
+    #[inline(always)]
+    fn push_native_top<T: ArrowNativeType>(&mut self, node: usize, v: T) {
+        let n = &mut self.nodes[node];
+        debug_assert!(n.kind() == Kind::Fixed { width: std::mem::size_of::<T>() } && n.up == NO_OPEN);
+        // Capacity for the batch's rows is reserved at its start; `push`
+        // grows only past that.
+        match &mut n.layout {
+            Layout::Fixed { values, .. } => values.buf.push(v),
+            _ => unreachable!("the fast path takes fixed-width nodes only"),
+        }
+        if !n.valid_lazy {
+            if let Some(valid) = &mut n.validity {
+                set_valid(valid, n.len);
+            }
+        }
+        n.len += 1;
+        self.row_written += 1;
     }
 
     /// Writes `v` as the next value of fixed-width `node` (checked by `fast_node`).
@@ -113,8 +143,10 @@ impl ArrowWriter {
             Layout::Fixed { values, .. } => values.buf.push(v),
             _ => unreachable!("the fast path takes fixed-width nodes only"),
         }
-        if let Some(valid) = &mut n.validity {
-            set_valid(valid, n.len);
+        if !n.valid_lazy {
+            if let Some(valid) = &mut n.validity {
+                set_valid(valid, n.len);
+            }
         }
         n.len += 1;
         if n.up == NO_OPEN {
@@ -208,8 +240,10 @@ impl ArrowWriter {
             Layout::Fixed { values, .. } => values.buf.extend_from_slice(bytes),
             _ => unreachable!("push_fixed on a fixed-width node"),
         }
-        if let Some(v) = &mut n.validity {
-            v.set_bit(n.len);
+        if !n.valid_lazy {
+            if let Some(v) = &mut n.validity {
+                v.set_bit(n.len);
+            }
         }
         n.len += 1;
     }
