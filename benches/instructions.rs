@@ -22,7 +22,7 @@ use quiver::{ArrowWriter, WriterOptions};
 
 const ROWS: usize = 8192;
 
-const TYPES: [&str; 11] = [
+const TYPES: [&str; 12] = [
     "int32",
     "int32_nulls",
     "int64",
@@ -30,6 +30,7 @@ const TYPES: [&str; 11] = [
     "float64",
     "float64_nulls",
     "utf8_nulls",
+    "utf8_checked_nulls",
     "decimal128_nulls",
     "struct",
     "list",
@@ -72,7 +73,7 @@ fn input(ty: &str) -> Input {
         "float64" | "float64_nulls" => {
             ("c: float64", Arc::new(Float64Array::new(ints.iter().map(|&v| v as f64 * 0.5).collect(), nb())))
         }
-        "utf8_nulls" => {
+        "utf8_nulls" | "utf8_checked_nulls" => {
             let words = ["ada", "grace", "edsger", "barbara", "a somewhat longer string value", ""];
             let values: Vec<Option<&str>> =
                 (0..ROWS).map(|i| valid[i].then_some(words[ints[i] as usize % words.len()])).collect();
@@ -148,6 +149,11 @@ fn write_rows(w: &mut ArrowWriter, ty: &str, inp: &Input) {
         "utf8_nulls" => {
             let v = a.as_string::<i32>();
             rows!(|i| w.append_str(0, v.value(i)))
+        }
+        // The same strings as bytes: UTF-8 checked (the default), as the C API does.
+        "utf8_checked_nulls" => {
+            let v = a.as_string::<i32>();
+            rows!(|i| w.append_bytes(0, v.value(i).as_bytes()))
         }
         "decimal128_nulls" => {
             let v = a.as_primitive::<Decimal128Type>().values();
