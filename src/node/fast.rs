@@ -5,7 +5,7 @@
 
 use crate::layout::{decimal, Kind, Layout};
 
-use super::{Input, Node, Rule, NO_OPEN};
+use super::{Input, Node, Rule, KEY_ANY, KEY_STRUCT, NO_OPEN};
 
 /// Sets each node's `up`, `rule` and fast-path inputs (see `Node`).
 pub(crate) fn prepare_fast_paths(nodes: &mut [Node], check_decimal_precision: bool) {
@@ -58,6 +58,8 @@ pub(crate) fn prepare_fast_paths(nodes: &mut [Node], check_decimal_precision: bo
         nodes[i].rule = rule;
         nodes[i].top_key = match (rule, nodes[i].fast) {
             (Rule::Top, Some(input)) => input as u8 + 1,
+            (Rule::Struct, Some(input)) => input as u8 + 1 + KEY_STRUCT,
+            (Rule::Any, Some(input)) => input as u8 + 1 + KEY_ANY,
             _ => 0,
         };
         nodes[i].lazy_ok = lazy_validity_ok(nodes, i);

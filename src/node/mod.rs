@@ -97,9 +97,11 @@ pub(crate) struct Node {
     pub fast: Option<Input>,
     /// A null is written by the fast path (nullable fixed-width, variable-width or list).
     pub null_fast: bool,
-    /// The top-level fast path's key: `Input as u8 + 1` when the node is a
-    /// top-level column that takes that input on the fast path, else 0. One
-    /// compare answers "this input, this kind, a top-level position rule".
+    /// The fast path's key: `Input as u8 + 1` when the node takes that input
+    /// on the fast path, plus [`KEY_STRUCT`] for a struct field or
+    /// [`KEY_ANY`] for a list item; 0 for any other node (a top-level
+    /// column's key is the bare input). One compare answers "this input,
+    /// this kind, this position rule".
     pub top_key: u8,
     /// Validity bitmap (nullable nodes of the kinds that have one).
     pub validity: Option<Slot>,
@@ -194,6 +196,12 @@ pub(crate) fn is_container(kind: Kind) -> bool {
         Kind::List { .. } | Kind::FixedList { .. } | Kind::Struct | Kind::ListView { .. } | Kind::Union { .. }
     )
 }
+
+/// Added to a struct field's fast key (`Node::top_key`).
+pub(crate) const KEY_STRUCT: u8 = 16;
+
+/// Added to a list item's fast key (`Node::top_key`).
+pub(crate) const KEY_ANY: u8 = 32;
 
 /// `open_top` when no node is open; also the `up` of a top-level column.
 pub(crate) const NO_OPEN: usize = usize::MAX;

@@ -4,7 +4,7 @@
 
 use crate::error::{QuiverError, Result};
 use crate::layout::Layout;
-use crate::node::{Input, Kind, Node, Rule, NO_OPEN};
+use crate::node::{Input, Kind, Node, Rule, KEY_ANY, KEY_STRUCT, NO_OPEN};
 
 use super::ArrowWriter;
 use crate::buffer::offsets::last_offset;
@@ -140,6 +140,20 @@ impl ArrowWriter {
             return false;
         }
         n.len == self.rows
+    }
+
+    /// `top_fast` for a struct field or a list item (by its key,
+    /// `Node::top_key`): whether `node` takes `input` on the fast path and
+    /// may take its next value now.
+    #[inline(always)]
+    pub(super) fn keyed_child_slot(&self, node: usize, input: Input) -> bool {
+        let Some(n) = self.nodes.get(node) else { return false };
+        let key = input as u8 + 1;
+        // `up == open_top`: the parent is the innermost open node.
+        if n.top_key == key + KEY_STRUCT {
+            return n.up == self.open_top && self.nodes.get(n.up).is_some_and(|p| p.len == n.len);
+        }
+        n.top_key == key + KEY_ANY && n.up == self.open_top
     }
 
     /// The public node `node` if it takes `input` on the fast path and may

@@ -92,6 +92,45 @@ impl ArrowWriter {
         true
     }
 
+    /// `try_native` for a top-level column, a struct field or a list item
+    /// whose buffers have room for the value: what the C appends inline. It
+    /// never grows a buffer (that is left to `try_native`), so it calls
+    /// nothing and the C function needs almost no stack frame.
+    #[inline(always)]
+    pub(crate) fn try_native_in_place<T: ArrowNativeType>(&mut self, node: usize, input: Input, v: T) -> bool {
+        // Two copies of the write, each on its own straight path.
+        if self.top_fast(node, input) {
+            return self.push_in_place(node, v, true);
+        }
+        self.keyed_child_slot(node, input) && self.push_in_place(node, v, false)
+    }
+
+    /// The write of `try_native_in_place` (`top`: a top-level column).
+    #[inline(always)]
+    fn push_in_place<T: ArrowNativeType>(&mut self, node: usize, v: T, top: bool) -> bool {
+        let n = &mut self.nodes[node];
+        let eager = !n.valid_lazy;
+        if eager && n.validity.as_ref().is_some_and(|valid| n.len >> 3 >= valid.buf.len()) {
+            return false;
+        }
+        let Layout::Fixed { values, .. } = &mut n.layout else { return false };
+        if values.buf.len() + std::mem::size_of::<T>() > values.buf.capacity() {
+            return false;
+        }
+        values.buf.push(v);
+        if eager {
+            if let Some(valid) = &mut n.validity {
+                set_valid(valid, n.len);
+            }
+        }
+        n.len += 1;
+        // A struct field or list item is never a top-level column.
+        if top {
+            self.row_written += 1;
+        }
+        true
+    }
+
     /// The fast path of `append_decimal` (decimal128 within its precision).
     #[inline(always)]
     pub(crate) fn try_decimal(&mut self, node: usize, unscaled: i128) -> bool {
@@ -103,11 +142,7 @@ impl ArrowWriter {
         if unscaled < spec.lo || unscaled > spec.hi {
             return false;
         }
-        if top {
-            self.push_native_top(node, unscaled);
-        } else {
-            self.push_native(node, unscaled);
-        }
+        self.push_native(node, unscaled);
         true
     }
 
@@ -132,7 +167,8 @@ impl ArrowWriter {
         self.row_written += 1;
     }
 
-    /// Writes `v` as the next value of fixed-width `node` (checked by `fast_node`).
+    /// Writes `v` as the next value of fixed-width `node` (checked by
+    /// `top_fast` or `fast_node`).
     #[inline(always)]
     fn push_native<T: ArrowNativeType>(&mut self, node: usize, v: T) {
         let n = &mut self.nodes[node];
