@@ -241,3 +241,83 @@ fn null_struct_after_lazy_children() {
     assert_eq!(a.column(0).null_count(), 1);
     assert_eq!(batch_bytes(&a), batch_bytes(&b));
 }
+
+/// The C appends of numbers write in place (no buffer grows on their
+/// inlined path: a top-level column, struct field or list item with room)
+/// and leave growth to the full path. Through the C API, with a row
+/// capacity far below the rows written (so buffers grow mid-batch), nulls
+/// from a late first null on, and recycled batches: the same bytes as the
+/// eager Rust path.
+#[test]
+fn c_appends_in_place_and_growing() {
+    use arrow_array::StructArray;
+    use arrow_data::ffi::FFI_ArrowArray;
+    use arrow_schema::ffi::FFI_ArrowSchema;
+    use arrow_schema::DataType;
+    use quiver::ffi::options::{quiver_options_default, QuiverOptions};
+    use quiver::ffi::writer::*;
+
+    const C_SCHEMA: &str = "i: int64, st: struct<a: int32, b: float64>, l: list<int32>, f: float32 not null";
+    let schema = quiver::parse_schema(C_SCHEMA).unwrap();
+    let ffi = FFI_ArrowSchema::try_from(&schema).unwrap();
+    let mut opts = QuiverOptions { batch_rows: 0, recycle: false, retain: 0, validate_utf8: true };
+    let mut w = std::ptr::null_mut();
+    // SAFETY: valid pointers for the calls.
+    unsafe {
+        quiver_options_default(&mut opts);
+        opts.batch_rows = 16;
+        assert_eq!(quiver_writer_new(&ffi, &opts, &mut w), 0);
+    }
+    let mut eager = ArrowWriter::from_text(
+        C_SCHEMA,
+        WriterOptions { batch_rows: 16, memory_limit: 1 << 30, ..WriterOptions::default() },
+    )
+    .unwrap();
+    for (batch, first) in [200usize, 0, 37, 1000, 5].into_iter().enumerate() {
+        let null = |r: usize, c: usize| r >= first && (r + c) % 4 == 0;
+        for r in 0..150usize {
+            let v = (r * 31 + batch) as i64;
+            // SAFETY: `w` is a live writer used by this test alone.
+            unsafe {
+                let c = |rc: i32| assert_eq!(rc, 0, "row {r}");
+                c(if null(r, 0) { quiver_append_null(w, 0) } else { quiver_append_i64(w, 0, v) });
+                c(quiver_begin(w, 1));
+                c(if null(r, 2) { quiver_append_null(w, 2) } else { quiver_append_i32(w, 2, v as i32) });
+                c(if null(r, 3) { quiver_append_null(w, 3) } else { quiver_append_f64(w, 3, v as f64) });
+                c(quiver_end(w, 1));
+                c(quiver_begin(w, 4));
+                for k in 0..(r % 4) {
+                    c(if null(r + k, 5) { quiver_append_null(w, 5) } else { quiver_append_i32(w, 5, k as i32) });
+                }
+                c(quiver_end(w, 4));
+                c(quiver_append_f32(w, 6, v as f32));
+                c(quiver_end_row(w));
+            }
+            let e = &mut eager;
+            if null(r, 0) { e.append_null(0) } else { e.append_i64(0, v) }.unwrap();
+            e.begin(1).unwrap();
+            if null(r, 2) { e.append_null(2) } else { e.append_i32(2, v as i32) }.unwrap();
+            if null(r, 3) { e.append_null(3) } else { e.append_f64(3, v as f64) }.unwrap();
+            e.end(1).unwrap();
+            e.begin(4).unwrap();
+            for k in 0..(r % 4) {
+                if null(r + k, 5) { e.append_null(5) } else { e.append_i32(5, k as i32) }.unwrap();
+            }
+            e.end(4).unwrap();
+            e.append_f32(6, v as f32).unwrap();
+            e.end_row().unwrap();
+        }
+        let mut out = FFI_ArrowArray::empty();
+        // SAFETY: a live writer; `out` is ours.
+        assert_eq!(unsafe { quiver_writer_finish(w, &mut out) }, 0);
+        // SAFETY: quiver exported `out` with this schema's struct type.
+        let data = unsafe { arrow_array::ffi::from_ffi_and_data_type(out, DataType::Struct(schema.fields().clone())) }
+            .unwrap();
+        let from_c = RecordBatch::from(StructArray::from(data));
+        let reference = eager.finish().unwrap();
+        assert_eq!(from_c, reference, "batch {batch}");
+        assert_eq!(batch_bytes(&from_c), batch_bytes(&reference), "batch {batch}");
+    }
+    // SAFETY: made by quiver_writer_new, freed once.
+    unsafe { quiver_writer_free(w) };
+}
