@@ -101,8 +101,10 @@ impl ArrowWriter {
         if let Err(end) = var::push(offsets, data, *large, v) {
             return Err(overflow("append_bytes", &n.describe(dst), end));
         }
-        if let Some(valid) = &mut n.validity {
-            valid.set_bit(n.len);
+        if !n.valid_lazy {
+            if let Some(valid) = &mut n.validity {
+                valid.set_bit(n.len);
+            }
         }
         n.len += 1;
         Ok(())
