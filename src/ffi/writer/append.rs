@@ -12,8 +12,10 @@ use crate::writer::ArrowWriter;
 
 /// Defines the C appends of native numbers: for each `fn <name>(v: <type>)
 /// => <Input variant>, <ArrowWriter method>;`, an `extern "C"` function that
-/// tries the writer's inlined fast path (`try_native`), else calls the
-/// method, inside the writer's boundary.
+/// tries the writer's fast path in place (`try_native_in_place`: a
+/// top-level column, struct field or list item with room in its buffers)
+/// inlined, else the method out of line, inside the writer's boundary. The
+/// inlined part calls nothing, so the function needs almost no stack frame.
 ///
 /// cbindgen does not expand macros: build.rs expands the table of the one
 /// invocation below into plain declarations (the `///` lines, then the
@@ -30,7 +32,7 @@ macro_rules! c_numeric_appends {
             enter_writer_fast(
                 stringify!($name),
                 w,
-                |x| x.try_native(node as usize, Input::$input, v),
+                |x| x.try_native_in_place(node as usize, Input::$input, v),
                 move |x| x.$method(node as usize, v),
             )
         }
