@@ -25,7 +25,7 @@ const ROWS: usize = 8192;
 #[path = "common/encoded.rs"]
 mod encoded;
 
-const TYPES: [&str; 15] = [
+const TYPES: [&str; 16] = [
     "int32",
     "int32_nulls",
     "int64",
@@ -33,6 +33,7 @@ const TYPES: [&str; 15] = [
     "float64",
     "float64_nulls",
     "utf8_nulls",
+    "utf8_checked_nulls",
     "decimal128_nulls",
     "struct",
     "list",
@@ -82,7 +83,7 @@ fn input(ty: &str) -> Input {
         "float64" | "float64_nulls" => {
             ("c: float64", Arc::new(Float64Array::new(ints.iter().map(|&v| v as f64 * 0.5).collect(), nb())))
         }
-        "utf8_nulls" => {
+        "utf8_nulls" | "utf8_checked_nulls" => {
             let words = ["ada", "grace", "edsger", "barbara", "a somewhat longer string value", ""];
             let values: Vec<Option<&str>> =
                 (0..ROWS).map(|i| valid[i].then_some(words[ints[i] as usize % words.len()])).collect();
@@ -169,6 +170,7 @@ fn write_rows(w: &mut ArrowWriter, ty: &str, inp: &Input) {
             let v = a.as_string::<i32>();
             rows!(|i| w.append_str(0, v.value(i)))
         }
+        "utf8_checked_nulls" => write_checked_rows(w, inp),
         "decimal128_nulls" => {
             let v = a.as_primitive::<Decimal128Type>().values();
             rows!(|i| w.append_decimal(0, v[i]))
@@ -209,6 +211,23 @@ fn write_rows(w: &mut ArrowWriter, ty: &str, inp: &Input) {
             rows!(|i| w.append_i64(0, d.int_at(i)))
         }
         other => panic!("unknown type {other}"),
+    }
+}
+
+/// The utf8_nulls strings as bytes: UTF-8 checked (the default), as the C
+/// API's quiver_append_bytes. A function of its own, so that the other cases
+/// of `write_rows` are compiled (inlined) as they were without it.
+#[inline(never)]
+fn write_checked_rows(w: &mut ArrowWriter, inp: &Input) {
+    use arrow_array::cast::AsArray;
+    let v = inp.array.as_string::<i32>();
+    for i in 0..ROWS {
+        if inp.valid[i] {
+            w.append_bytes(0, v.value(i).as_bytes()).expect("append");
+        } else {
+            w.append_null(0).expect("null");
+        }
+        w.end_row().expect("row");
     }
 }
 

@@ -7,7 +7,8 @@
 //! Group names: `col_<type>_<nulls>` (8192-row batches, column path),
 //! `col1m_<type>_<nulls>` (1M-row batches), `row_<type>_<nulls>` (row path),
 //! `enc_<dict|ree>_<values>_<row|col>` (dictionary and run-end encoded
-//! columns, see `encoded_cases`).
+//! columns, see `encoded_cases`), `rec3_<nulls>` (3-column rows from row-major records: per-value appends,
+//! one `write_records` per batch, builders, memcpy of the records).
 //! scripts/bench.sh turns target/criterion/*/*/new/estimates.json into
 //! docs/benchmarks.md.
 
@@ -126,6 +127,113 @@ fn row_path(c: &mut Criterion) {
     }
 }
 
+// ---- records: the 3-column rows of benches/peers/c_bench.c ------------------------------
+
+/// `struct rec3` of c_bench.c: {int64 b; float64 c; int32 a; uint8 nulls}, 24 bytes.
+const REC3: usize = 24;
+
+/// c_bench.c's records (xorshift 13/7/17 from its seed); `half`: bit k of
+/// byte 20 says column k is null, each with probability 1/2.
+fn rec3_bytes(half: bool) -> Vec<u8> {
+    let mut out = vec![0u8; REC3 * BATCH];
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    for r in out.chunks_exact_mut(REC3) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        r[0..8].copy_from_slice(&(x.wrapping_mul(31) as i64).to_le_bytes());
+        r[8..16].copy_from_slice(&((x as i64) as f64 / 7.0).to_le_bytes());
+        r[16..20].copy_from_slice(&(x as i32).to_le_bytes());
+        r[20] = if half { ((x >> 40) & 7) as u8 } else { 0 };
+    }
+    out
+}
+
+/// One record's fields: (a, b, c, nulls).
+fn rec3_at(bytes: &[u8], i: usize) -> (i32, i64, f64, u8) {
+    let r = &bytes[i * REC3..(i + 1) * REC3];
+    let b = i64::from_le_bytes(r[0..8].try_into().unwrap());
+    let c = f64::from_le_bytes(r[8..16].try_into().unwrap());
+    let a = i32::from_le_bytes(r[16..20].try_into().unwrap());
+    (a, b, c, r[20])
+}
+
+/// The 3-column rows (int32, int64, float64) from row-major records:
+/// per-value appends (the row path, one append per value and `end_row`),
+/// one `RecordLayout::write_records` per batch, arrow-rs builders appending
+/// row by row, and a memcpy of the record bytes. Groups `rec3_<none|half>`.
+fn records3(c: &mut Criterion) {
+    use arrow_array::builder::{Float64Builder, Int32Builder, Int64Builder};
+    use quiver::{Encoding, NullMark, RecordLayout};
+    for nulls in [false, true] {
+        let bytes = rec3_bytes(nulls);
+        let schema = std::sync::Arc::new(quiver::parse_schema("a: int32, b: int64, c: float64").unwrap());
+        let options = quiver::WriterOptions { batch_rows: BATCH, ..Default::default() };
+        let writer = || quiver::ArrowWriter::create(schema.clone(), options.clone()).unwrap();
+        let mut layout = RecordLayout::new(schema.clone());
+        for (col, at) in [(0, 16), (1, 0), (2, 8)] {
+            layout.set(col, Encoding::Fixed { at }, NullMark::Bit { at: 20, bit: col }).unwrap();
+        }
+        let values = |w: &mut quiver::ArrowWriter| {
+            for i in 0..BATCH {
+                let (a, b, c, n) = rec3_at(&bytes, i);
+                if n & 1 != 0 { w.append_null(0) } else { w.append_i32(0, a) }.unwrap();
+                if n & 2 != 0 { w.append_null(1) } else { w.append_i64(1, b) }.unwrap();
+                if n & 4 != 0 { w.append_null(2) } else { w.append_f64(2, c) }.unwrap();
+                w.end_row().unwrap();
+            }
+            w.finish().unwrap()
+        };
+        let builders = || {
+            let (mut a, mut b, mut c) = (
+                Int32Builder::with_capacity(BATCH),
+                Int64Builder::with_capacity(BATCH),
+                Float64Builder::with_capacity(BATCH),
+            );
+            for i in 0..BATCH {
+                let (x, y, z, n) = rec3_at(&bytes, i);
+                a.append_option((n & 1 == 0).then_some(x));
+                b.append_option((n & 2 == 0).then_some(y));
+                c.append_option((n & 4 == 0).then_some(z));
+            }
+            (a.finish(), b.finish(), c.finish())
+        };
+        // The three writers make the same columns.
+        {
+            let mut w = writer();
+            let v = values(&mut w);
+            assert_eq!(layout.write_records(&mut w, &bytes, REC3), Ok(BATCH));
+            let r = w.finish().unwrap();
+            let (a, b, c) = builders();
+            for (k, built) in [&a as &dyn Array, &b, &c].into_iter().enumerate() {
+                assert_eq!(v.column(k).to_data(), built.to_data(), "rec3: per-value appends and builders disagree");
+                assert_eq!(r.column(k).to_data(), built.to_data(), "rec3: write_records and builders disagree");
+            }
+        }
+        let mut g = c.benchmark_group(format!("rec3_{}", nulls_name(nulls)));
+        g.throughput(Throughput::Elements(BATCH as u64));
+        let name = |w: &str| BenchmarkId::from_parameter(w);
+        let mut w = writer();
+        g.bench_function(name("quiver_values"), |b| b.iter(|| black_box(values(&mut w))));
+        let mut w = writer();
+        g.bench_function(name("quiver_records"), |b| {
+            b.iter(|| {
+                layout.write_records(&mut w, black_box(&bytes), REC3).unwrap();
+                black_box(w.finish().unwrap())
+            })
+        });
+        g.bench_function(name("arrow_builder"), |b| b.iter(|| black_box(builders())));
+        let mut dst = vec![0u8; bytes.len()];
+        g.bench_function(name("memcpy"), |b| {
+            b.iter(|| {
+                dst.copy_from_slice(black_box(&bytes));
+                black_box(&dst);
+            })
+        });
+        g.finish();
+    }
+}
+
 /// Dictionary and run-end encoded columns (8192 rows of 50 distinct values,
 /// benches/common/encoded.rs), one batch written and finished: `quiver`
 /// against the arrow-rs builder of the same encoding (row path: append per
@@ -186,6 +294,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = column_path, column_path_1m, row_path, encoded_cases
+    targets = column_path, column_path_1m, row_path, records3, encoded_cases
 }
 criterion_main!(benches);

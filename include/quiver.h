@@ -132,6 +132,61 @@ typedef struct ArrowArrayStream ArrowArrayStream;
 #define QUIVER_NULL_BYTE 2
 
 /**
+ * `quiver_append_slots` kind: a boolean (the slot's low byte, nonzero = true).
+ */
+#define QUIVER_SLOT_BOOL 0
+
+/**
+ * `quiver_append_slots` kind: an int8 (the slot's low byte).
+ */
+#define QUIVER_SLOT_I8 1
+
+/**
+ * `quiver_append_slots` kind: an int16 (the slot's low 2 bytes).
+ */
+#define QUIVER_SLOT_I16 2
+
+/**
+ * `quiver_append_slots` kind: an int32 (the slot's low 4 bytes).
+ */
+#define QUIVER_SLOT_I32 3
+
+/**
+ * `quiver_append_slots` kind: an int64 (the 8 bytes).
+ */
+#define QUIVER_SLOT_I64 4
+
+/**
+ * `quiver_append_slots` kind: a uint8 (the slot's low byte).
+ */
+#define QUIVER_SLOT_U8 5
+
+/**
+ * `quiver_append_slots` kind: a uint16 (the slot's low 2 bytes).
+ */
+#define QUIVER_SLOT_U16 6
+
+/**
+ * `quiver_append_slots` kind: a uint32 (the slot's low 4 bytes).
+ */
+#define QUIVER_SLOT_U32 7
+
+/**
+ * `quiver_append_slots` kind: a uint64 (the 8 bytes).
+ */
+#define QUIVER_SLOT_U64 8
+
+/**
+ * `quiver_append_slots` kind: a float32 (its bits in the slot's low 4 bytes).
+ */
+#define QUIVER_SLOT_F32 9
+
+/**
+ * `quiver_append_slots` kind: a float64 (its bits, the 8 bytes).
+ */
+#define QUIVER_SLOT_F64 10
+
+/**
  * Where each top-level column of a writer's schema sits in a row-major
  * record (opaque), with the scratch buffers of the batched calls. Use one
  * layout from one thread at a time.
@@ -629,6 +684,26 @@ int quiver_end_row(struct QuiverWriter *w);
  * `w` is NULL or a live writer, used by this call alone.
  */
 int quiver_abort_row(struct QuiverWriter *w);
+
+/**
+ * Appends `count` (0..=64) values in one call: value `k` goes to node
+ * `node + k`, as `quiver_append_<kinds[k]>(w, node + k, ...)` would append
+ * it (`kinds[k]` one of `QUIVER_SLOT_*`, the value in the low bytes of the
+ * 8-byte `slots[k]`), or as `quiver_append_null(w, node + k)` when bit `k`
+ * of `nulls` is set (then `kinds[k]` and `slots[k]` are not read); then,
+ * when `end_row` is true, `quiver_end_row(w)`. Each value gets the checks
+ * and the message of its own append (node kind, position in the open row);
+ * the call stops at the first one that fails and returns its code, leaving
+ * the row as that sequence of calls would: the values before it appended,
+ * the row open. EINVAL for an unknown kind or `count` over 64.
+ * Ownership: `kinds` and `slots` are borrowed for the call; either may be
+ * NULL when `count` is 0.
+ *
+ * # Safety
+ * `w` is NULL or a live writer, used by this call alone; `kinds` and
+ * `slots` are NULL or point to `count` readable `uint8_t` / `uint64_t`.
+ */
+int quiver_append_slots(struct QuiverWriter *w, uint32_t node, uint32_t count, const uint8_t *kinds, const uint64_t *slots, uint64_t nulls, bool end_row);
 
 /**
  * Appends `length` rows to a whole top-level column of a fixed-width type

@@ -214,6 +214,7 @@ def _load():
         "quiver_end": (c_int, [W, c_uint32]),
         "quiver_end_row": (c_int, [W]),
         "quiver_abort_row": (c_int, [W]),
+        "quiver_append_slots": (c_int, [W, c_uint32, c_uint32, c_void_p, c_void_p, c_uint64, c_bool]),
         "quiver_write_column": (c_int, [W, c_uint32, c_void_p, c_void_p, c_int64]),
         "quiver_write_array": (c_int, [W, c_uint32, c_void_p, c_void_p]),
         "quiver_writer_finish": (c_int, [W, c_void_p]),
@@ -651,6 +652,23 @@ class RecordLayout(_Closing):
             lib.quiver_layout_free(ptr)
 
 
+# struct codes of the QUIVER_SLOT_* kinds, each padded to its 8-byte slot (little-endian).
+_SLOT_CODES = ["?7x", "b7x", "h6x", "i4x", "q", "B7x", "H6x", "I4x", "Q", "f4x", "d"]
+_SLOT_PACKERS: dict = {}
+
+
+def _slot_packer(kinds: tuple):
+    """(the kinds as bytes, a Struct packing one value a slot) for ``kinds``, cached."""
+    p = _SLOT_PACKERS.get(kinds)
+    if p is None:
+        # an unknown kind packs as a uint64 slot; quiver_append_slots refuses it
+        codes = "".join(_SLOT_CODES[k] if 0 <= k < len(_SLOT_CODES) else "Q" for k in kinds)
+        p = (bytes(k & 0xFF for k in kinds), _struct.Struct("<" + codes))
+        if len(_SLOT_PACKERS) < 256:
+            _SLOT_PACKERS[kinds] = p
+    return p
+
+
 class Writer(_Closing):
     """A quiver writer. ``Writer(schema, batch_rows=..., recycle=..., retain=...,
     validate_utf8=..., memory_limit=...)`` where ``schema`` is a :class:`Schema`,
@@ -776,6 +794,30 @@ class Writer(_Closing):
 
     def abort_row(self) -> None:
         self._check(lib.quiver_abort_row(self.handle), "quiver_abort_row")
+
+    #: ``append_slots`` kinds (``QUIVER_SLOT_*``): how each 8-byte slot holds its value.
+    SLOT_BOOL, SLOT_I8, SLOT_I16, SLOT_I32, SLOT_I64, SLOT_U8, SLOT_U16, SLOT_U32, SLOT_U64, SLOT_F32, SLOT_F64 = range(11)
+
+    def append_slots(self, node: int, kinds, slots, nulls: int = 0, end_row: bool = False) -> None:
+        """``quiver_append_slots``: value ``k`` (an int, or a float for the
+        ``SLOT_F32`` / ``SLOT_F64`` kinds) to node ``node + k`` as the typed
+        append of ``kinds[k]`` would append it, or a null where bit ``k`` of
+        ``nulls`` is set; then ``end_row()`` when ``end_row``. The first value
+        that fails raises its error, the values before it appended and the row
+        left open (as the sequence of appends would)."""
+        n = len(kinds)
+        if len(slots) != n:
+            raise ValueError(f"append_slots: {n} kinds and {len(slots)} slots")
+        packer = _slot_packer(tuple(kinds))
+        try:
+            packed = packer[1].pack(*slots)
+        except _struct.error:  # a value out of its kind's range: its low bytes, as C would take them
+            packed = _struct.pack(f"<{n}Q", *(
+                _struct.unpack("<Q", _struct.pack("<d", v))[0] if kind == self.SLOT_F64 else
+                _struct.unpack("<I", _struct.pack("<f", v))[0] if kind == self.SLOT_F32 else
+                int(v) & 0xFFFF_FFFF_FFFF_FFFF for kind, v in zip(kinds, slots)))
+        rc = lib.quiver_append_slots(self.handle, node, n, packer[0], packed, nulls, end_row)
+        self._check(rc, "quiver_append_slots")
 
     # -- column path
     def write_column(self, node: int, values, validity=None, length: int | None = None) -> None:

@@ -3,7 +3,7 @@
 # that it declares every public name, method and parameter of quiver.py.
 
 import ctypes
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol, TypeAlias, TypeVar
 
 __all__ = [
@@ -207,6 +207,20 @@ class Writer(_Closing):
     def end(self, node: int) -> None: ...
     def end_row(self) -> None: ...
     def abort_row(self) -> None: ...
+    SLOT_BOOL: int
+    SLOT_I8: int
+    SLOT_I16: int
+    SLOT_I32: int
+    SLOT_I64: int
+    SLOT_U8: int
+    SLOT_U16: int
+    SLOT_U32: int
+    SLOT_U64: int
+    SLOT_F32: int
+    SLOT_F64: int
+    def append_slots(
+        self, node: int, kinds: Sequence[int], slots: Sequence[int | float], nulls: int = 0, end_row: bool = False
+    ) -> None: ...
     # column path
     def write_column(
         self, node: int, values: BufferLike, validity: BufferLike | None = None, length: int | None = None

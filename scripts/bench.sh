@@ -3,6 +3,8 @@
 #   criterion (benches/write.rs, benches/stream.rs), allocation counts (benches/alloc.rs),
 #   the C API row path against nanoarrow and Arrow C++ (benches/peers/c_bench.c, benches/peers/cpp_bench.cc),
 #   the C Stream into pyarrow (benches/peers/stream_pyarrow.py over benches/standalone),
+#   the JVM row producers (benches/jvm/run.sh: bindings/java on Temurin 25) and the Python
+#   ones (benches/peers/python_bench.py: python/quiver.py, numpy, pyarrow),
 #   recycling on vs off outside criterion (benches/standalone `recycle`,
 #   benches/peers/recycle_pyarrow.py; system allocator, then mimalloc and jemalloc).
 # Usage: bash scripts/bench.sh [recycle | main]
@@ -39,7 +41,7 @@ nrcmd=0
 
 if [ "$quick" = 1 ]; then
   crit_args=(--warm-up-time 0.05 --measurement-time 0.1 --sample-size 10)
-  filter='col_int64_|col_utf8_none|row_int64_|row_struct4_none'
+  filter='col_int64_|col_utf8_none|row_int64_|row_struct4_none|rec3_'
   md=$out/benchmarks.md svg=$out/benchmarks.svg
 else
   crit_args=(--warm-up-time 0.3 --measurement-time 1)
@@ -124,6 +126,36 @@ if (cd benches/standalone && CARGO_TARGET_DIR="$build/producer" cargo build --re
 else
   cat "$out/producer_build.log" >&2
   skip "pyarrow stream: benches/standalone did not build"
+fi
+
+# ---- the JVM and Python row producers (benches/jvm, benches/peers/python_bench.py) ------
+# Each prints its RESULT lines (appended to c.txt for the report), or SKIPPED with the
+# reason and exit status 3 when its runtime (a JDK 22+; numpy and pyarrow) is missing.
+producer() { # $1: name, $2: output file, then the command
+  local name=$1 file=$2 rc=0
+  shift 2
+  "$@" > "$file" 2> "${file%.txt}.log" || rc=$?
+  if [ "$rc" = 0 ]; then
+    cat "$file"
+    grep '^RESULT ' "$file" >> "$out/c.txt"
+    ok "$name"
+  elif [ "$rc" = 3 ]; then
+    skip "$(sed -n 's/^SKIPPED: //p' "$file" | head -1)"
+  else
+    tail -30 "$file" "${file%.txt}.log" >&2
+    bad "$name"
+  fi
+}
+quick_arg=()
+[ "$quick" = 1 ] && quick_arg=(--quick)
+cmd "bash benches/jvm/run.sh ${quick_arg[*]}"
+producer "JVM benchmark (Temurin 25, bindings/java)" "$out/jvm.txt" bash benches/jvm/run.sh "${quick_arg[@]}"
+if [ -x "$py" ]; then
+  cmd "QUIVER_LIB=target/release/libquiver.so .venv/bin/python benches/peers/python_bench.py ${quick_arg[*]}"
+  producer "Python benchmark (python/quiver.py, numpy, pyarrow)" "$out/python.txt" \
+    env QUIVER_LIB="$root/target/release/libquiver.so" "$py" benches/peers/python_bench.py "${quick_arg[@]}"
+else
+  skip "Python benchmark: no Python at $py (run scripts/setup-deps.sh)"
 fi
 
 fi # only != recycle

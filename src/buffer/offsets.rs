@@ -42,47 +42,105 @@ pub(crate) fn read_int(bytes: &[u8], width: usize, i: usize) -> i64 {
 pub(crate) trait Offset: ArrowNativeType + TryFrom<i64> + Into<i64> {
     /// `dst[i] = src[i] + shift` (in range by the caller's check).
     fn rebase(dst: &mut [Self], src: &[Self], shift: i64);
+
+    /// Whether every null row of `off..off + count` spans no values
+    /// (`offsets[i + 1] == offsets[i]`). Branch free within a word of 64
+    /// rows (an all-valid word is skipped): the lengths of 8 rows at a time,
+    /// ANDed with the null rows' masks looked up by validity byte, ORed
+    /// together.
+    fn null_spans_are_empty(offsets: &[Self], off: usize, count: usize, bits: Bits) -> bool;
 }
 
-impl Offset for i32 {
-    fn rebase(dst: &mut [i32], src: &[i32], shift: i64) {
-        let shift = shift as i32;
-        for (d, &o) in dst.iter_mut().zip(src) {
-            *d = o.wrapping_add(shift);
+macro_rules! offset_type {
+    ($t:ty, $u:ty, $lut:expr) => {
+        impl Offset for $t {
+            fn rebase(dst: &mut [$t], src: &[$t], shift: i64) {
+                let shift = shift as $t;
+                for (d, &o) in dst.iter_mut().zip(src) {
+                    *d = o.wrapping_add(shift);
+                }
+            }
+
+            fn null_spans_are_empty(offsets: &[$t], off: usize, count: usize, bits: Bits) -> bool {
+                let o = &offsets[off..=off + count];
+                let chunks = BitChunks::new(bits.bytes, bits.offset, count);
+                // One lane per row of a byte, ORed together at the end.
+                let mut lanes: [$u; 8] = [0; 8];
+                for (c, word) in chunks.iter().enumerate() {
+                    if word == u64::MAX {
+                        continue;
+                    }
+                    let rows = &o[c * 64..=c * 64 + 64];
+                    for k in 0..8 {
+                        let nulls = &$lut[!(word >> (8 * k)) as u8 as usize];
+                        let at = &rows[8 * k..=8 * k + 8];
+                        for j in 0..8 {
+                            lanes[j] |= (at[j + 1].wrapping_sub(at[j]) as $u) & nulls[j];
+                        }
+                    }
+                }
+                let mut spanned = lanes.iter().fold(0, |a, &l| a | l);
+                let (base, word) = (chunks.chunk_len() * 64, chunks.remainder_bits());
+                for i in 0..chunks.remainder_len() {
+                    if (word >> i) & 1 == 0 {
+                        spanned |= o[base + i + 1].wrapping_sub(o[base + i]) as $u;
+                    }
+                }
+                spanned == 0
+            }
         }
-    }
+    };
 }
 
-impl Offset for i64 {
-    fn rebase(dst: &mut [i64], src: &[i64], shift: i64) {
-        for (d, &o) in dst.iter_mut().zip(src) {
-            *d = o.wrapping_add(shift);
-        }
-    }
-}
+offset_type!(i32, u32, super::masks::MASK32);
+offset_type!(i64, u64, super::masks::MASK64);
 
-/// Whether every null row of `off..off + count` spans no values
-/// (`offsets[i + 1] == offsets[i]`).
-pub(crate) fn null_spans_are_empty<O: ArrowNativeType + Into<i64>>(
-    offsets: &[O],
-    off: usize,
-    count: usize,
-    bits: Bits,
-) -> bool {
-    for (c, word) in BitChunks::new(bits.bytes, bits.offset, count).iter_padded().enumerate() {
-        if word == u64::MAX {
-            continue;
+#[cfg(test)]
+mod tests {
+    use crate::buffer::masks::tests::patterns;
+    use crate::buffer::offsets::*;
+
+    /// Against a row-by-row reference, for both offset types, every null
+    /// pattern, validity bit offset, start row and length, with no null row
+    /// spanning values and then with one that does at each of a few rows
+    /// (the first, inside and at the end of an 8- and a 64-row block, the last).
+    #[test]
+    fn null_spans_are_empty_matches_row_by_row() {
+        fn check<O: Offset>(name: &str, lens: &[i64], validity: &[u8], bit: usize, off: usize, count: usize) {
+            let mut offsets = vec![O::usize_as(0)];
+            let mut end = 0i64;
+            for &l in lens {
+                end += l;
+                offsets.push(O::try_from(end).ok().expect("fits"));
+            }
+            let bits = Bits { bytes: validity, offset: bit };
+            let want = (0..count).all(|i| bits.get(i) || lens[off + i] == 0);
+            assert_eq!(O::null_spans_are_empty(&offsets, off, count, bits), want, "{name}");
         }
-        let start = off + c * 64;
-        let end = (start + 64).min(off + count);
-        let mut spanned = 0i64;
-        for (j, w) in offsets[start..=end].windows(2).enumerate() {
-            let len: i64 = w[1].into() - w[0].into();
-            spanned |= len & ((((word >> j) & 1) as i64) - 1);
-        }
-        if spanned != 0 {
-            return false;
+        for count in [0, 1, 7, 8, 9, 63, 64, 65, 130, 200] {
+            for off in [0, 3] {
+                for bit in [0, 5, 64] {
+                    for (pattern, validity) in patterns(bit + count) {
+                        let valid = |i: usize| validity[(bit + i) / 8] >> ((bit + i) % 8) & 1 == 1;
+                        // Valid rows span 0..3 values, null rows none.
+                        let lens: Vec<i64> = (0..off + count)
+                            .map(|i| if i < off || valid(i - off) { (i % 4) as i64 } else { 0 })
+                            .collect();
+                        let name = format!("{count} rows at {off}, bit {bit}, {pattern}");
+                        check::<i32>(&name, &lens, &validity, bit, off, count);
+                        check::<i64>(&name, &lens, &validity, bit, off, count);
+                        for at in [0, 5, 7, 8, 63, 64, 100, count.saturating_sub(1)] {
+                            if at < count && !valid(at) {
+                                let mut spanning = lens.clone();
+                                spanning[off + at] = 2;
+                                let name = format!("{name}, null row {at} spans values");
+                                check::<i32>(&name, &spanning, &validity, bit, off, count);
+                                check::<i64>(&name, &spanning, &validity, bit, off, count);
+                            }
+                        }
+                    }
+                }
+            }
         }
     }
-    true
 }

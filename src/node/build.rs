@@ -190,9 +190,12 @@ fn add_node(nodes: &mut Vec<Node>, field: &FieldRef, path: String, parent: Optio
         rule: Rule::Top,
         fast: None,
         null_fast: false,
+        top_key: 0,
         validity: (field.is_nullable()
             && !matches!(kind, Kind::Null | Kind::Union { .. } | Kind::Encoded { ree: true, .. }))
         .then(Slot::default),
+        lazy_ok: false,
+        valid_lazy: true,
         value_node: None,
         hidden: false,
     });

@@ -1,10 +1,11 @@
 //! Setting up the row path's fast checks on a built node tree: each node's
 //! `up` and position [`Rule`], the input its fast fixed-width append takes,
-//! the decimal128 fast range, and whether its nulls take the fast path.
+//! the decimal128 fast range, whether its nulls take the fast path, its
+//! top-level key and whether its validity may be lazy.
 
 use crate::layout::{decimal, Kind, Layout};
 
-use super::{Input, Node, Rule, NO_OPEN};
+use super::{Input, Node, Rule, KEY_ANY, KEY_STRUCT, NO_OPEN};
 
 /// Sets each node's `up`, `rule` and fast-path inputs (see `Node`).
 pub(crate) fn prepare_fast_paths(nodes: &mut [Node], check_decimal_precision: bool) {
@@ -55,8 +56,36 @@ pub(crate) fn prepare_fast_paths(nodes: &mut [Node], check_decimal_precision: bo
         };
         nodes[i].up = up;
         nodes[i].rule = rule;
+        nodes[i].top_key = match (rule, nodes[i].fast) {
+            (Rule::Top, Some(input)) => input as u8 + 1,
+            (Rule::Struct, Some(input)) => input as u8 + 1 + KEY_STRUCT,
+            (Rule::Any, Some(input)) => input as u8 + 1 + KEY_ANY,
+            _ => 0,
+        };
+        nodes[i].lazy_ok = lazy_validity_ok(nodes, i);
         debug_assert!(!nodes[i].hidden || rule == Rule::Slow, "a hidden node is never written through the fast paths");
     }
+}
+
+/// Whether node `i` may keep its validity lazy (see `Node::valid_lazy`): a
+/// public fixed-width, variable-width, list or struct node with a bitmap,
+/// with no encoded node or hidden node above it (the interning of an
+/// encoded subtree reads the validity bits of its nodes).
+fn lazy_validity_ok(nodes: &[Node], i: usize) -> bool {
+    let n = &nodes[i];
+    if n.validity.is_none()
+        || !matches!(n.kind(), Kind::Fixed { .. } | Kind::Var { .. } | Kind::List { .. } | Kind::Struct)
+    {
+        return false;
+    }
+    let mut at = Some(i);
+    while let Some(a) = at {
+        if nodes[a].hidden || matches!(nodes[a].kind(), Kind::Encoded { .. }) {
+            return false;
+        }
+        at = nodes[a].parent;
+    }
+    true
 }
 
 fn native_width(input: Input) -> usize {

@@ -97,8 +97,26 @@ pub(crate) struct Node {
     pub fast: Option<Input>,
     /// A null is written by the fast path (nullable fixed-width, variable-width or list).
     pub null_fast: bool,
+    /// The fast path's key: `Input as u8 + 1` when the node takes that input
+    /// on the fast path, plus [`KEY_STRUCT`] for a struct field or
+    /// [`KEY_ANY`] for a list item; 0 for any other node (a top-level
+    /// column's key is the bare input). One compare answers "this input,
+    /// this kind, this position rule".
+    pub top_key: u8,
     /// Validity bitmap (nullable nodes of the kinds that have one).
     pub validity: Option<Slot>,
+    /// Whether the node's validity may be lazy within a batch (set by
+    /// `fast::prepare_fast_paths`): a public fixed-width, variable-width,
+    /// list or struct node with a bitmap, outside any encoded subtree (whose
+    /// bits the interning reads).
+    pub lazy_ok: bool,
+    /// Value writes may leave the validity bitmap alone: the node has none,
+    /// or no null has been written into it this batch (lazy validity). While
+    /// lazy, every value `0..len` is valid and its bit is owed, not
+    /// necessarily written; `materialize_validity` writes them, and every
+    /// write of a null (and every read of the bits) comes after it. Bits
+    /// past `len` are clear in either state.
+    pub valid_lazy: bool,
     /// Hidden node holding the values of a dictionary / run-end encoded node.
     pub value_node: Option<usize>,
     /// Not a public node: the value node of an encoded node.
@@ -139,6 +157,19 @@ impl Node {
         }
     }
 
+    /// Ends lazy validity (see `valid_lazy`): sets the owed bits `0..len`.
+    /// Called before a null is written into the node and before its bits
+    /// are read; a no-op once done, and for a node without a bitmap.
+    #[inline]
+    pub fn materialize_validity(&mut self) {
+        if self.valid_lazy {
+            if let Some(v) = &mut self.validity {
+                self.valid_lazy = false;
+                v.set_bits_range(0, self.len);
+            }
+        }
+    }
+
     /// The shape of the node, copied out of its layout.
     #[inline(always)]
     pub fn kind(&self) -> Kind {
@@ -165,6 +196,12 @@ pub(crate) fn is_container(kind: Kind) -> bool {
         Kind::List { .. } | Kind::FixedList { .. } | Kind::Struct | Kind::ListView { .. } | Kind::Union { .. }
     )
 }
+
+/// Added to a struct field's fast key (`Node::top_key`).
+pub(crate) const KEY_STRUCT: u8 = 16;
+
+/// Added to a list item's fast key (`Node::top_key`).
+pub(crate) const KEY_ANY: u8 = 32;
 
 /// `open_top` when no node is open; also the `up` of a top-level column.
 pub(crate) const NO_OPEN: usize = usize::MAX;

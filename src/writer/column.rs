@@ -187,6 +187,10 @@ impl ArrowWriter {
     /// and checks a non-nullable node gets no null.
     pub(super) fn copy_validity(&mut self, node: usize, call: &str, bits: Option<Bits>, count: usize) -> Result<()> {
         let n = &mut self.nodes[node];
+        if bits.is_some() {
+            // Nulls may come: the bits written so far are needed.
+            n.materialize_validity();
+        }
         let at = n.len;
         match (&mut n.validity, bits) {
             (Some(v), Some(b)) => n.null_count += v.copy_bits(at, b.bytes, b.offset, count),

@@ -6,9 +6,9 @@
 use arrow_data::ArrayData;
 
 use crate::buffer::bits::{for_each_run, Bits};
-use crate::buffer::offsets::{last_offset, null_spans_are_empty, read_int, Offset};
+use crate::buffer::offsets::{last_offset, read_int, Offset};
 use crate::error::{overflow, QuiverError, Result};
-use crate::layout::decimal::first_over_precision;
+use crate::layout::decimal::{self, first_over_precision};
 use crate::layout::view::view_value;
 use crate::layout::{fixed, union, Kind, Layout};
 
@@ -25,8 +25,28 @@ impl ArrowWriter {
         bits: Option<Bits>,
         count: usize,
     ) -> Result<()> {
-        // Every check comes before the first byte is written, so a refused
-        // copy leaves the column exactly as it was.
+        // A refused copy leaves the column exactly as it was: every check
+        // comes before the first byte is written, but for decimal128s, whose
+        // values are checked as they are copied and cut off again if the
+        // check or the validity refuses them.
+        if let Layout::Fixed { width: 16, decimal: Some(spec), values: slot } = &mut self.nodes[node].layout {
+            if self.options.check_decimal_precision {
+                let src = &values[start * 16..(start + count) * 16];
+                let before = slot.buf.len();
+                if decimal::append_checked_128(&mut slot.buf, src, bits, spec.precision) {
+                    if let Err(e) = self.copy_validity(node, call, bits, count) {
+                        if let Layout::Fixed { values: slot, .. } = &mut self.nodes[node].layout {
+                            slot.buf.truncate(before);
+                        }
+                        return Err(e);
+                    }
+                    self.nodes[node].len += count;
+                    return Ok(());
+                }
+                // Over the precision, or near enough to need the exact check.
+                slot.buf.truncate(before);
+            }
+        }
         if let Layout::Fixed { width, decimal: Some(spec), .. } = self.nodes[node].layout {
             let p = spec.precision;
             if self.options.check_decimal_precision {
@@ -81,7 +101,7 @@ impl ArrowWriter {
         // Nulls that span no values (what most producers write) need no runs:
         // the whole range is one rebase of its offsets and one copy.
         let bits = match bits {
-            Some(b) if null_spans_are_empty(src, off, count, b) => None,
+            Some(b) if O::null_spans_are_empty(src, off, count, b) => None,
             b => b,
         };
         for_each_run(bits, count, |s, e, valid| {

@@ -307,6 +307,9 @@ impl ArrowWriter {
             n.len = 0;
             n.null_count = 0;
             n.committed_len = 0;
+            // Lazy validity (`Node::valid_lazy`) until the node's first null;
+            // not under a memory limit, where every write is checked anyway.
+            n.valid_lazy = n.validity.is_none() || (n.lazy_ok && !limited);
             if let Some(v) = &mut n.validity {
                 v.start(rows.div_ceil(8), Fill::ZeroedBits, how, counters);
             }

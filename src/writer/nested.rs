@@ -19,6 +19,7 @@ impl ArrowWriter {
             _ => {}
         }
         let n = &mut self.nodes[node];
+        n.materialize_validity();
         let len = n.len;
         if let Some(v) = &mut n.validity {
             v.ensure_bits(len + count);
@@ -182,8 +183,10 @@ impl ArrowWriter {
                 return false;
             }
         }
-        if let Some(v) = &mut n.validity {
-            set_valid(v, n.len);
+        if !n.valid_lazy {
+            if let Some(v) = &mut n.validity {
+                set_valid(v, n.len);
+            }
         }
         n.len += 1;
         true
@@ -256,8 +259,10 @@ impl ArrowWriter {
             }
         }
         let n = &mut self.nodes[node];
-        if let Some(v) = &mut n.validity {
-            v.set_bit(n.len);
+        if !n.valid_lazy {
+            if let Some(v) = &mut n.validity {
+                v.set_bit(n.len);
+            }
         }
         n.len += 1;
         Ok(())

@@ -4,7 +4,7 @@
 
 use crate::error::{QuiverError, Result};
 use crate::layout::Layout;
-use crate::node::{Input, Kind, Node, Rule};
+use crate::node::{Input, Kind, Node, Rule, KEY_ANY, KEY_STRUCT, NO_OPEN};
 
 use super::ArrowWriter;
 use crate::buffer::offsets::last_offset;
@@ -125,6 +125,37 @@ impl ArrowWriter {
         n.rule == Rule::Fixed && matches!(p.layout, Layout::FixedList { size } if n.len < (p.len + 1) * size)
     }
 
+    /// Whether `node` is a top-level column that takes `input` on the fast
+    /// path and may take its next value now: `at_slot` and `fast_node` for
+    /// the top-level columns in three compares (the key folds the input, the
+    /// kind and the position rule into one).
+    #[inline(always)]
+    pub(super) fn top_fast(&self, node: usize, input: Input) -> bool {
+        let Some(n) = self.nodes.get(node) else { return false };
+        if n.top_key != input as u8 + 1 {
+            return false;
+        }
+        // `open_top == NO_OPEN`: started, and nothing open.
+        if self.open_top != NO_OPEN {
+            return false;
+        }
+        n.len == self.rows
+    }
+
+    /// `top_fast` for a struct field or a list item (by its key,
+    /// `Node::top_key`): whether `node` takes `input` on the fast path and
+    /// may take its next value now.
+    #[inline(always)]
+    pub(super) fn keyed_child_slot(&self, node: usize, input: Input) -> bool {
+        let Some(n) = self.nodes.get(node) else { return false };
+        let key = input as u8 + 1;
+        // `up == open_top`: the parent is the innermost open node.
+        if n.top_key == key + KEY_STRUCT {
+            return n.up == self.open_top && self.nodes.get(n.up).is_some_and(|p| p.len == n.len);
+        }
+        n.top_key == key + KEY_ANY && n.up == self.open_top
+    }
+
     /// The public node `node` if it takes `input` on the fast path and may
     /// take its next value now.
     #[inline(always)]
@@ -216,6 +247,8 @@ impl ArrowWriter {
     pub(super) fn nulls_in(&self, node: usize, from: usize, to: usize) -> usize {
         let n = &self.nodes[node];
         match &n.validity {
+            // Lazy validity: no null written this batch.
+            Some(_) if n.valid_lazy => 0,
             Some(v) => {
                 let covered = to.min(v.buf.len() * 8).max(from);
                 let set =

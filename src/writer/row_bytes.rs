@@ -47,8 +47,10 @@ impl ArrowWriter {
         if var::push(offsets, data, *large, v).is_err() {
             return false;
         }
-        if let Some(valid) = &mut n.validity {
-            set_valid(valid, n.len);
+        if !n.valid_lazy {
+            if let Some(valid) = &mut n.validity {
+                set_valid(valid, n.len);
+            }
         }
         n.len += 1;
         if n.up == NO_OPEN {
@@ -115,8 +117,10 @@ impl ArrowWriter {
         if let Err(end) = var::push(offsets, data, *large, v) {
             return Err(overflow("append_bytes", &n.describe(dst), end));
         }
-        if let Some(valid) = &mut n.validity {
-            valid.set_bit(n.len);
+        if !n.valid_lazy {
+            if let Some(valid) = &mut n.validity {
+                valid.set_bit(n.len);
+            }
         }
         n.len += 1;
         Ok(())
@@ -173,6 +177,10 @@ impl ArrowWriter {
             _ => return false,
         }
         let n = &mut self.nodes[node];
+        // The node's first null of the batch ends its lazy validity.
+        if n.valid_lazy {
+            n.materialize_validity();
+        }
         match &mut n.layout {
             Layout::Fixed { values, width, .. } => push_zeros(values, *width),
             Layout::Var { offsets, large, .. } | Layout::List { offsets, large } => {

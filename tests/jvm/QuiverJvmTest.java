@@ -620,6 +620,70 @@ public final class QuiverJvmTest {
         }
     }
 
+    /** Writer.appendRow / appendSlots (quiver_append_slots): one downcall per row of fixed-width values. */
+    static void slotsSection() {
+        byte[] kinds = {Writer.SLOT_I32, Writer.SLOT_I64, Writer.SLOT_F64, Writer.SLOT_BOOL, Writer.SLOT_F32};
+        String schema = "a: int32, b: int64, c: float64, d: bool, e: float32";
+        int n = 50;
+        try (Writer w = Writer.create(schema, null); Writer v = Writer.create(schema, null)) {
+            long[] slots = new long[5];
+            for (int i = 0; i < n; i++) {
+                slots[0] = -i;
+                slots[1] = 1000L * i;
+                slots[2] = Double.doubleToRawLongBits(i / 8.0);
+                slots[3] = i % 2;
+                slots[4] = Float.floatToRawIntBits(i * 0.5f);
+                long nulls = i % 5 == 0 ? 0b10010 : 0;
+                if (i % 2 == 0) {
+                    w.appendRow(kinds, slots, nulls);
+                } else {
+                    w.appendSlots(0, kinds, slots, 2, nulls, false);
+                    w.appendSlots(2, new byte[] {kinds[2], kinds[3], kinds[4]}, new long[] {slots[2], slots[3], slots[4]},
+                            3, nulls >>> 2, true);
+                }
+                v.appendI32(0, -i);
+                if ((nulls & 2) != 0) v.appendNull(1); else v.appendI64(1, 1000L * i);
+                v.appendF64(2, i / 8.0);
+                v.appendBool(3, i % 2 == 1);
+                if ((nulls & 16) != 0) v.appendNull(4); else v.appendF32(4, i * 0.5f);
+                v.endRow();
+            }
+            ArrayView a = w.finish(), b = v.finish();
+            Errs e = new Errs();
+            e.eq("length", a.length(), n);
+            for (int i = 0; i < n && e.isEmpty(); i++) {
+                e.eq("a[" + i + "]", a.child(0).int32(i), b.child(0).int32(i));
+                e.is("b[" + i + "] validity", a.child(1).isValid(i) == b.child(1).isValid(i));
+                e.eq("b[" + i + "]", a.child(1).int64(i), b.child(1).int64(i));
+                e.is("c[" + i + "]", a.child(2).float64(i) == b.child(2).float64(i));
+                e.is("d[" + i + "]", a.child(3).boolValue(i) == b.child(3).boolValue(i));
+                e.is("e[" + i + "] validity", a.child(4).isValid(i) == b.child(4).isValid(i));
+                e.is("e[" + i + "]", a.child(4).float32(i) == b.child(4).float32(i));
+            }
+            check("slots: appendRow / appendSlots give the values of the per-value appends, nulls from the mask", e);
+            a.release();
+            b.release();
+        }
+        try (Writer w = Writer.create("a: int32, b: int64, c: int32", null)) {
+            byte[] bad = {Writer.SLOT_I32, Writer.SLOT_I64, Writer.SLOT_I64};
+            try {
+                w.appendRow(bad, new long[] {1, 2, 3}, 0);
+                check("slots: a wrong kind throws EINVAL", false, "no exception");
+            } catch (QuiverException ex) {
+                boolean ok = ex.code() == Quiver.EINVAL && "quiver_append_slots".equals(ex.function())
+                        && ex.detail() != null && ex.detail().startsWith("append_i64: node 2");
+                check("slots: a wrong kind throws EINVAL with the per-value append's message", ok, ex.getMessage());
+            }
+            // the row is open with a and b, as after the per-value appends: c completes it
+            w.appendSlots(2, new byte[] {Writer.SLOT_I32}, new long[] {3}, 1, 0, true);
+            check("slots: the values before the failing one stay in the open row", w.rows() == 1, "rows " + w.rows());
+            ArrayView b = w.finish();
+            check("slots: that row holds them", b.child(0).int32(0) == 1 && b.child(1).int64(0) == 2
+                    && b.child(2).int32(0) == 3, b.toString());
+            b.release();
+        }
+    }
+
     /** Pulls a whole stream; each batch is checked and then released (or held) before the next pull. */
     static final class Pulled {
         final List<ArrayView> held = new ArrayList<>();
@@ -1014,6 +1078,7 @@ public final class QuiverJvmTest {
         section("writer", QuiverJvmTest::writerSection);
         section("column path", QuiverJvmTest::columnSection);
         section("records", QuiverJvmTest::recordsSection);
+        section("slots", QuiverJvmTest::slotsSection);
         section("stream release each", QuiverJvmTest::streamReleaseEach);
         section("stream hold all", QuiverJvmTest::streamHoldAll);
         section("stream keep one column", QuiverJvmTest::streamKeepOneColumn);

@@ -107,3 +107,27 @@ def test_layout_refusals():
             assert e.value.code == quiver._errno.ENOSYS
         with pytest.raises(quiver.QuiverError):
             L.unsafe_row(w)
+
+
+def test_append_slots_one_call_per_row():
+    """quiver_append_slots: a row's fixed-width values in one call, nulls from
+    the mask, the same values as the per-value appends; a wrong kind raises
+    the per-value append's error and leaves the values before it."""
+    W = quiver.Writer
+    kinds = [W.SLOT_I32, W.SLOT_I64, W.SLOT_F64, W.SLOT_F32]
+    with W("a: int32, b: int64, c: float64, d: float32") as w:
+        for i in range(10):
+            w.append_slots(0, kinds, [-i, 1 << 40 | i, i / 4, i * 0.5], nulls=0b0010 if i % 3 == 0 else 0, end_row=True)
+        b = w.finish()
+    assert b.column(0).to_pylist() == [-i for i in range(10)]
+    assert b.column(1).to_pylist() == [None if i % 3 == 0 else 1 << 40 | i for i in range(10)]
+    assert b.column(2).to_pylist() == [i / 4 for i in range(10)]
+    assert b.column(3).to_pylist() == [i * 0.5 for i in range(10)]
+    with W("a: int32, b: int64, c: int32") as w:
+        with pytest.raises(quiver.QuiverError) as e:
+            w.append_slots(0, [W.SLOT_I32, W.SLOT_I64, W.SLOT_I64], [1, 2, 3], end_row=True)
+        assert e.value.code == quiver._errno.EINVAL
+        assert e.value.message.startswith("append_i64: node 2")
+        w.append_slots(2, [W.SLOT_I32], [3], end_row=True)
+        b = w.finish()
+    assert [c.to_pylist() for c in b.columns] == [[1], [2], [3]]

@@ -12,8 +12,10 @@ use crate::writer::ArrowWriter;
 
 /// Defines the C appends of native numbers: for each `fn <name>(v: <type>)
 /// => <Input variant>, <ArrowWriter method>;`, an `extern "C"` function that
-/// tries the writer's inlined fast path (`try_native`), else calls the
-/// method, inside the writer's boundary.
+/// tries the writer's fast path in place (`try_native_in_place`: a
+/// top-level column, struct field or list item with room in its buffers)
+/// inlined, else the method out of line, inside the writer's boundary. The
+/// inlined part calls nothing, so the function needs almost no stack frame.
 ///
 /// cbindgen does not expand macros: build.rs expands the table of the one
 /// invocation below into plain declarations (the `///` lines, then the
@@ -30,7 +32,7 @@ macro_rules! c_numeric_appends {
             enter_writer_fast(
                 stringify!($name),
                 w,
-                |x| x.try_native(node as usize, Input::$input, v),
+                |x| x.try_native_in_place(node as usize, Input::$input, v),
                 move |x| x.$method(node as usize, v),
             )
         }
@@ -199,4 +201,147 @@ pub unsafe extern "C" fn quiver_end_row(w: *mut QuiverWriter) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn quiver_abort_row(w: *mut QuiverWriter) -> c_int {
     enter_writer("quiver_abort_row", w, |x| x.abort_row())
+}
+
+/// `quiver_append_slots` kind: a boolean (the slot's low byte, nonzero = true).
+pub const QUIVER_SLOT_BOOL: u8 = 0;
+/// `quiver_append_slots` kind: an int8 (the slot's low byte).
+pub const QUIVER_SLOT_I8: u8 = 1;
+/// `quiver_append_slots` kind: an int16 (the slot's low 2 bytes).
+pub const QUIVER_SLOT_I16: u8 = 2;
+/// `quiver_append_slots` kind: an int32 (the slot's low 4 bytes).
+pub const QUIVER_SLOT_I32: u8 = 3;
+/// `quiver_append_slots` kind: an int64 (the 8 bytes).
+pub const QUIVER_SLOT_I64: u8 = 4;
+/// `quiver_append_slots` kind: a uint8 (the slot's low byte).
+pub const QUIVER_SLOT_U8: u8 = 5;
+/// `quiver_append_slots` kind: a uint16 (the slot's low 2 bytes).
+pub const QUIVER_SLOT_U16: u8 = 6;
+/// `quiver_append_slots` kind: a uint32 (the slot's low 4 bytes).
+pub const QUIVER_SLOT_U32: u8 = 7;
+/// `quiver_append_slots` kind: a uint64 (the 8 bytes).
+pub const QUIVER_SLOT_U64: u8 = 8;
+/// `quiver_append_slots` kind: a float32 (its bits in the slot's low 4 bytes).
+pub const QUIVER_SLOT_F32: u8 = 9;
+/// `quiver_append_slots` kind: a float64 (its bits, the 8 bytes).
+pub const QUIVER_SLOT_F64: u8 = 10;
+
+/// Appends `count` (0..=64) values in one call: value `k` goes to node
+/// `node + k`, as `quiver_append_<kinds[k]>(w, node + k, ...)` would append
+/// it (`kinds[k]` one of `QUIVER_SLOT_*`, the value in the low bytes of the
+/// 8-byte `slots[k]`), or as `quiver_append_null(w, node + k)` when bit `k`
+/// of `nulls` is set (then `kinds[k]` and `slots[k]` are not read); then,
+/// when `end_row` is true, `quiver_end_row(w)`. Each value gets the checks
+/// and the message of its own append (node kind, position in the open row);
+/// the call stops at the first one that fails and returns its code, leaving
+/// the row as that sequence of calls would: the values before it appended,
+/// the row open. EINVAL for an unknown kind or `count` over 64.
+/// Ownership: `kinds` and `slots` are borrowed for the call; either may be
+/// NULL when `count` is 0.
+///
+/// # Safety
+/// `w` is NULL or a live writer, used by this call alone; `kinds` and
+/// `slots` are NULL or point to `count` readable `uint8_t` / `uint64_t`.
+#[no_mangle]
+pub unsafe extern "C" fn quiver_append_slots(
+    w: *mut QuiverWriter,
+    node: u32,
+    count: u32,
+    kinds: *const u8,
+    slots: *const u64,
+    nulls: u64,
+    end_row: bool,
+) -> c_int {
+    const CALL: &str = "quiver_append_slots";
+    enter_writer(CALL, w, move |x| {
+        // SAFETY: per the contract.
+        unsafe { append_slots(x, node, count, kinds, slots, nulls, end_row) }
+    })
+}
+
+/// The body of `quiver_append_slots`, out of line: its arguments stay in
+/// registers instead of being copied into the boundary's closure.
+///
+/// # Safety
+/// As `quiver_append_slots`.
+#[inline(never)]
+unsafe fn append_slots(
+    x: &mut ArrowWriter,
+    node: u32,
+    count: u32,
+    kinds: *const u8,
+    slots: *const u64,
+    nulls: u64,
+    end_row: bool,
+) -> Result<()> {
+    const CALL: &str = "quiver_append_slots";
+    if count > 64 {
+        return Err(QuiverError::invalid(format!("{CALL}: count {count} is over 64")));
+    }
+    let n = count as usize;
+    let (kinds, slots) = if n == 0 {
+        (&[][..], &[][..])
+    } else {
+        non_null(CALL, "kinds", kinds)?;
+        non_null(CALL, "slots", slots)?;
+        // SAFETY: both point to `count` readable elements, per the contract.
+        unsafe { (std::slice::from_raw_parts(kinds, n), std::slice::from_raw_parts(slots, n)) }
+    };
+    let first = node as usize;
+    for (k, (&kind, &v)) in kinds.iter().zip(slots).enumerate() {
+        let at = first + k;
+        let null = nulls >> k & 1 != 0;
+        // The writer's inlined fast paths first (they change nothing when they do not
+        // apply); anything else, errors included, through the full append, out of line.
+        let done = if null {
+            x.try_null(at)
+        } else {
+            match kind {
+                QUIVER_SLOT_I8 => x.try_native(at, Input::I8, v as i8),
+                QUIVER_SLOT_I16 => x.try_native(at, Input::I16, v as i16),
+                QUIVER_SLOT_I32 => x.try_native(at, Input::I32, v as i32),
+                QUIVER_SLOT_I64 => x.try_native(at, Input::I64, v as i64),
+                QUIVER_SLOT_U8 => x.try_native(at, Input::U8, v as u8),
+                QUIVER_SLOT_U16 => x.try_native(at, Input::U16, v as u16),
+                QUIVER_SLOT_U32 => x.try_native(at, Input::U32, v as u32),
+                QUIVER_SLOT_U64 => x.try_native(at, Input::U64, v),
+                QUIVER_SLOT_F32 => x.try_native(at, Input::F32, f32::from_bits(v as u32)),
+                QUIVER_SLOT_F64 => x.try_native(at, Input::F64, f64::from_bits(v)),
+                _ => false,
+            }
+        };
+        if !done {
+            append_slot(x, at, k, kind, v, null)?;
+        }
+    }
+    if end_row && !x.try_end_row() {
+        x.end_row()?;
+    }
+    Ok(())
+}
+
+/// One value of `quiver_append_slots` through the full typed append (or
+/// `append_null`): every check, and the message of the failure.
+#[cold]
+#[inline(never)]
+fn append_slot(x: &mut ArrowWriter, at: usize, k: usize, kind: u8, v: u64, null: bool) -> Result<()> {
+    if null {
+        return x.append_null(at);
+    }
+    match kind {
+        QUIVER_SLOT_BOOL => x.append_bool(at, v as u8 != 0),
+        QUIVER_SLOT_I8 => x.append_i8(at, v as i8),
+        QUIVER_SLOT_I16 => x.append_i16(at, v as i16),
+        QUIVER_SLOT_I32 => x.append_i32(at, v as i32),
+        QUIVER_SLOT_I64 => x.append_i64(at, v as i64),
+        QUIVER_SLOT_U8 => x.append_u8(at, v as u8),
+        QUIVER_SLOT_U16 => x.append_u16(at, v as u16),
+        QUIVER_SLOT_U32 => x.append_u32(at, v as u32),
+        QUIVER_SLOT_U64 => x.append_u64(at, v),
+        QUIVER_SLOT_F32 => x.append_f32(at, f32::from_bits(v as u32)),
+        QUIVER_SLOT_F64 => x.append_f64(at, f64::from_bits(v)),
+        other => {
+            Err(QuiverError::invalid(format!("quiver_append_slots: kinds[{k}] is {other}, not a QUIVER_SLOT_ kind")))
+        }
+    }
 }

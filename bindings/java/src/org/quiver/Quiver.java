@@ -154,7 +154,7 @@ public final class Quiver {
         return LINKER.downcallHandle(fd);
     }
 
-    /** Appends are short and never call back into Java. */
+    /** Appends (and quiver_writer_rows) are short and never call back into Java. */
     private static final Linker.Option[] CRITICAL = {Linker.Option.critical(false)};
     /** Appends of bytes may take heap segments (byte arrays) directly, without a copy. */
     private static final Linker.Option[] CRITICAL_HEAP = {Linker.Option.critical(true)};
@@ -192,6 +192,9 @@ public final class Quiver {
     static final MethodHandle END = fn("quiver_end", APPEND_NODE, CRITICAL);
     static final MethodHandle END_ROW = fn("quiver_end_row", FunctionDescriptor.of(JAVA_INT, ADDRESS), CRITICAL);
     static final MethodHandle ABORT_ROW = fn("quiver_abort_row", FunctionDescriptor.of(JAVA_INT, ADDRESS), CRITICAL);
+    /** kinds and slots may be heap segments (a byte[] and a long[]), passed without a copy. */
+    static final MethodHandle APPEND_SLOTS = fn("quiver_append_slots", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT,
+            ADDRESS, ADDRESS, JAVA_LONG, JAVA_BOOLEAN), CRITICAL_HEAP);
 
     // Column path.
     static final MethodHandle WRITE_COLUMN = fn("quiver_write_column", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG));
@@ -212,7 +215,7 @@ public final class Quiver {
     // Batches and streams.
     static final MethodHandle WRITER_FINISH = fn("quiver_writer_finish", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
     static final MethodHandle WRITER_EXPORT_SCHEMA = fn("quiver_writer_export_schema", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
-    static final MethodHandle WRITER_ROWS = fn("quiver_writer_rows", FunctionDescriptor.of(JAVA_LONG, ADDRESS));
+    static final MethodHandle WRITER_ROWS = fn("quiver_writer_rows", FunctionDescriptor.of(JAVA_LONG, ADDRESS), CRITICAL);
     static final MethodHandle WRITER_STATS = fn("quiver_writer_stats", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
     static final MethodHandle STREAM_NEW = fn("quiver_stream_new",
             FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS));

@@ -219,6 +219,44 @@ public final class Writer implements AutoCloseable {
         check(rc, "quiver_end_row");
     }
 
+    /** Kinds of {@link #appendSlots} ({@code QUIVER_SLOT_*}): how each 8-byte slot holds its value. */
+    public static final byte SLOT_BOOL = 0, SLOT_I8 = 1, SLOT_I16 = 2, SLOT_I32 = 3, SLOT_I64 = 4, SLOT_U8 = 5,
+            SLOT_U16 = 6, SLOT_U32 = 7, SLOT_U64 = 8, SLOT_F32 = 9, SLOT_F64 = 10;
+
+    /**
+     * {@code quiver_append_slots}: {@code count} values in one downcall, value {@code k} to node
+     * {@code node + k} as the typed append of {@code kinds[k]} would append it (the value in the
+     * low bytes of {@code slots[k]}: an int as {@code (long) v}, a float64 as
+     * {@link Double#doubleToRawLongBits}, a float32 as {@link Float#floatToRawIntBits}, a boolean
+     * as 0 or 1), or a null where bit {@code k} of {@code nulls} is set; then {@link #endRow}
+     * when {@code endRow}. Each value gets its own append's checks; the first that fails
+     * throws its {@link QuiverException}, the values before it appended, the row left open
+     * (as the sequence of appends would). Both arrays are passed without a copy.
+     */
+    public void appendSlots(int node, byte[] kinds, long[] slots, int count, long nulls, boolean endRow) {
+        if (count < 0 || count > kinds.length || count > slots.length) {
+            throw new IndexOutOfBoundsException("appendSlots: count " + count + " of " + kinds.length + " kinds and "
+                    + slots.length + " slots");
+        }
+        int rc;
+        try {
+            rc = (int) Quiver.APPEND_SLOTS.invokeExact(live(), node, count, MemorySegment.ofArray(kinds),
+                    MemorySegment.ofArray(slots), nulls, endRow);
+        } catch (Throwable t) {
+            throw Quiver.rethrow(t);
+        }
+        check(rc, "quiver_append_slots");
+    }
+
+    /**
+     * A whole row of fixed-width values in one downcall: {@code appendSlots(0, kinds, slots,
+     * kinds.length, nulls, true)}, for a schema whose top-level columns are nodes
+     * {@code 0 .. kinds.length - 1} (no nested column before them).
+     */
+    public void appendRow(byte[] kinds, long[] slots, long nulls) {
+        appendSlots(0, kinds, slots, kinds.length, nulls, true);
+    }
+
     /** Drop the uncommitted part of the row. */
     public void abortRow() {
         int rc;
