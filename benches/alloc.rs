@@ -12,6 +12,8 @@
 //! (or `$QUIVER_BENCH_OUT/alloc.jsonl`).
 
 mod common;
+#[path = "common/encoded.rs"]
+mod encoded;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::Write;
@@ -170,6 +172,47 @@ fn main() {
                     false,
                 );
                 out.push(Row { case, writer: "arrow_builder", per_batch, quiver_buffers: None, quiver_bytes: None });
+            }
+        }
+    }
+    // Dictionary and run-end encoded columns (benches/common/encoded.rs): the
+    // dictionary's lookup table is recycled with the batch, like its buffers.
+    {
+        use encoded::*;
+        let (dict, runs) = (EncData::new(false), EncData::new(true));
+        // Inputs of the column path made once, outside the measured batches.
+        let (dict_array, ree_array) = (builder_dict_utf8(&dict), builder_ree_int64(&runs));
+        type Batch<'a> = Box<dyn Fn(&mut quiver::ArrowWriter) -> RecordBatch + 'a>;
+        let enc_cases: [(&str, &str, Batch); 5] = [
+            ("enc_dict_utf8_row", "dictionary<int32, utf8>", Box::new(|w| quiver_rows_str(w, &dict))),
+            ("enc_dict_int64_row", "dictionary<int32, int64>", Box::new(|w| quiver_rows_i64(w, &dict))),
+            ("enc_ree_int64_row", "run_end_encoded<int32, int64>", Box::new(|w| quiver_rows_i64(w, &runs))),
+            ("enc_dict_utf8_col", "dictionary<int32, utf8>", Box::new(|w| quiver_array(w, &dict_array))),
+            ("enc_ree_int64_col", "run_end_encoded<int32, int64>", Box::new(|w| quiver_array(w, &ree_array))),
+        ];
+        for (case, schema, batch) in enc_cases {
+            for (writer, hold) in [("quiver", false), ("quiver_hold", true)] {
+                let mut w = encoded::writer(schema);
+                let mut stats_at_warm = None;
+                let mut i = 0;
+                let per_batch = measure(
+                    || {
+                        if i == WARM {
+                            stats_at_warm = Some(w.stats());
+                        }
+                        i += 1;
+                        Box::new(batch(&mut w))
+                    },
+                    hold,
+                );
+                let (s0, s1) = (stats_at_warm.expect("warm stats"), w.stats());
+                out.push(Row {
+                    case: case.into(),
+                    writer,
+                    per_batch,
+                    quiver_buffers: Some((s1.buffers_allocated - s0.buffers_allocated) as f64 / MEASURED as f64),
+                    quiver_bytes: Some((s1.bytes_allocated - s0.bytes_allocated) as f64 / MEASURED as f64),
+                });
             }
         }
     }

@@ -22,7 +22,10 @@ use quiver::{ArrowWriter, WriterOptions};
 
 const ROWS: usize = 8192;
 
-const TYPES: [&str; 12] = [
+#[path = "common/encoded.rs"]
+mod encoded;
+
+const TYPES: [&str; 16] = [
     "int32",
     "int32_nulls",
     "int64",
@@ -35,6 +38,11 @@ const TYPES: [&str; 12] = [
     "struct",
     "list",
     "dictionary",
+    // benches/common/encoded.rs: 50 distinct values, random (dict) or in runs (ree).
+    "dict_utf8",
+    "dict_int64",
+    "ree_utf8",
+    "ree_int64",
 ];
 
 /// xorshift64*: the same values on every run.
@@ -57,6 +65,8 @@ struct Input {
     array: ArrayRef,
     /// Validity per row (`true`: valid).
     valid: Vec<bool>,
+    /// The rows of the `dict_*` and `ree_*` cases.
+    enc: Option<encoded::EncData>,
 }
 
 fn input(ty: &str) -> Input {
@@ -108,9 +118,19 @@ fn input(ty: &str) -> Input {
             }
             ("c: dictionary<int32, utf8>", Arc::new(b.finish()))
         }
+        "dict_utf8" | "dict_int64" | "ree_utf8" | "ree_int64" => {
+            let d = encoded::EncData::new(ty.starts_with("ree"));
+            let (schema, array) = match ty {
+                "dict_utf8" => ("c: dictionary<int32, utf8>", encoded::builder_dict_utf8(&d)),
+                "dict_int64" => ("c: dictionary<int32, int64>", encoded::builder_dict_int64(&d)),
+                "ree_utf8" => ("c: run_end_encoded<int32, utf8>", encoded::builder_ree_utf8(&d)),
+                _ => ("c: run_end_encoded<int32, int64>", encoded::builder_ree_int64(&d)),
+            };
+            return Input { schema, array, valid, enc: Some(d) };
+        }
         other => panic!("unknown type {other}"),
     };
-    Input { schema, array, valid }
+    Input { schema, array, valid, enc: None }
 }
 
 /// Writes the input's rows one by one through the typed appends (the type
@@ -181,6 +201,14 @@ fn write_rows(w: &mut ArrowWriter, ty: &str, inp: &Input) {
             let d = a.as_dictionary::<Int32Type>();
             let (keys, values) = (d.keys().values(), d.values().as_string::<i32>());
             rows!(|i| w.append_str(0, values.value(keys[i] as usize)))
+        }
+        "dict_utf8" | "ree_utf8" => {
+            let d = inp.enc.as_ref().expect("encoded rows");
+            rows!(|i| w.append_str(0, d.str_at(i)))
+        }
+        "dict_int64" | "ree_int64" => {
+            let d = inp.enc.as_ref().expect("encoded rows");
+            rows!(|i| w.append_i64(0, d.int_at(i)))
         }
         other => panic!("unknown type {other}"),
     }

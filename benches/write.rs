@@ -6,12 +6,15 @@
 //!
 //! Group names: `col_<type>_<nulls>` (8192-row batches, column path),
 //! `col1m_<type>_<nulls>` (1M-row batches), `row_<type>_<nulls>` (row path),
-//! `rec3_<nulls>` (3-column rows from row-major records: per-value appends,
+//! `enc_<dict|ree>_<values>_<row|col>` (dictionary and run-end encoded
+//! columns, see `encoded_cases`), `rec3_<nulls>` (3-column rows from row-major records: per-value appends,
 //! one `write_records` per batch, builders, memcpy of the records).
 //! scripts/bench.sh turns target/criterion/*/*/new/estimates.json into
 //! docs/benchmarks.md.
 
 mod common;
+#[path = "common/encoded.rs"]
+mod encoded;
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -231,6 +234,59 @@ fn records3(c: &mut Criterion) {
     }
 }
 
+/// Dictionary and run-end encoded columns (8192 rows of 50 distinct values,
+/// benches/common/encoded.rs), one batch written and finished: `quiver`
+/// against the arrow-rs builder of the same encoding (row path: append per
+/// row) and, column path, `quiver_plain`: the same values as a plain
+/// utf8 / int64 array through `write_array`. `enc_dict_utf8_row` also has
+/// `quiver_plain`: the plain utf8 row path.
+fn encoded_cases(c: &mut Criterion) {
+    use arrow_array::ArrayRef;
+    use encoded::*;
+    let dict = EncData::new(false);
+    let runs = EncData::new(true);
+    type Rows = fn(&mut quiver::ArrowWriter, &EncData) -> RecordBatch;
+    type Builder = fn(&EncData) -> ArrayRef;
+    let row_cases: [(&str, &str, &EncData, Rows, Builder); 4] = [
+        ("enc_dict_utf8_row", "dictionary<int32, utf8>", &dict, quiver_rows_str, builder_dict_utf8),
+        ("enc_dict_int64_row", "dictionary<int32, int64>", &dict, quiver_rows_i64, builder_dict_int64),
+        ("enc_ree_utf8_row", "run_end_encoded<int32, utf8>", &runs, quiver_rows_str, builder_ree_utf8),
+        ("enc_ree_int64_row", "run_end_encoded<int32, int64>", &runs, quiver_rows_i64, builder_ree_int64),
+    ];
+    for (group, schema, d, rows, builder) in row_cases {
+        let mut w = writer(schema);
+        assert_eq!(rows(&mut w, d).column(0).to_data(), builder(d).to_data(), "{group}: quiver and arrow-rs differ");
+        let mut g = c.benchmark_group(group);
+        g.throughput(Throughput::Elements(ROWS as u64));
+        g.bench_function(BenchmarkId::from_parameter("quiver"), |b| b.iter(|| black_box(rows(&mut w, d))));
+        g.bench_function(BenchmarkId::from_parameter("arrow_builder"), |b| b.iter(|| black_box(builder(d).len())));
+        if group == "enc_dict_utf8_row" {
+            let mut plain = writer("utf8");
+            g.bench_function(BenchmarkId::from_parameter("quiver_plain"), |b| {
+                b.iter(|| black_box(quiver_rows_str(&mut plain, d)))
+            });
+        }
+        g.finish();
+    }
+    let col_cases: [(&str, &str, ArrayRef, &str, ArrayRef); 3] = [
+        ("enc_dict_utf8_col", "dictionary<int32, utf8>", builder_dict_utf8(&dict), "utf8", dict.plain_utf8()),
+        ("enc_dict_int64_col", "dictionary<int32, int64>", builder_dict_int64(&dict), "int64", dict.plain_int64()),
+        ("enc_ree_int64_col", "run_end_encoded<int32, int64>", builder_ree_int64(&runs), "int64", runs.plain_int64()),
+    ];
+    for (group, schema, input, plain_schema, plain_input) in col_cases {
+        let mut w = writer(schema);
+        assert_eq!(quiver_array(&mut w, &input).column(0).to_data(), input.to_data(), "{group}: not the input");
+        let mut g = c.benchmark_group(group);
+        g.throughput(Throughput::Elements(ROWS as u64));
+        g.bench_function(BenchmarkId::from_parameter("quiver"), |b| b.iter(|| black_box(quiver_array(&mut w, &input))));
+        let mut plain = writer(plain_schema);
+        g.bench_function(BenchmarkId::from_parameter("quiver_plain"), |b| {
+            b.iter(|| black_box(quiver_array(&mut plain, &plain_input)))
+        });
+        g.finish();
+    }
+}
+
 fn config() -> Criterion {
     Criterion::default().warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(1))
 }
@@ -238,6 +294,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = column_path, column_path_1m, row_path, records3
+    targets = column_path, column_path_1m, row_path, records3, encoded_cases
 }
 criterion_main!(benches);

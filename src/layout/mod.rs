@@ -8,7 +8,7 @@
 
 use arrow_buffer::Buffer;
 
-use crate::buffer::offsets::{last_offset, push_offset};
+use crate::buffer::offsets::{last_offset, push_offset, read_int};
 use crate::buffer::{Counters, Fill, Slot, Start};
 
 pub(crate) mod decimal;
@@ -372,5 +372,38 @@ impl Layout {
             Layout::Dictionary { encoding, .. } | Layout::RunEnd { encoding, .. } => encoding,
             _ => panic!("not an encoded layout"),
         }
+    }
+}
+
+/// Whether values of `layout` are flat (compared as their stored bytes).
+#[inline(always)]
+pub(crate) fn is_flat(layout: &Layout) -> bool {
+    matches!(layout, Layout::Var { .. } | Layout::Fixed { .. })
+}
+
+/// Value `idx` of a flat value node (`validity`, `layout`) as its stored
+/// bytes; `None` for a null.
+#[inline(always)]
+pub(crate) fn flat_value<'a>(validity: Option<&Slot>, layout: &'a Layout, idx: usize) -> Option<&'a [u8]> {
+    if let Some(v) = validity {
+        if !v.get_bit(idx) {
+            return None;
+        }
+    }
+    match layout {
+        Layout::Var { offsets, data, large, .. } => {
+            let o = offsets.buf.as_slice();
+            let (s, e) = if *large {
+                (read_int(o, 8, idx) as usize, read_int(o, 8, idx + 1) as usize)
+            } else {
+                let at = idx * 4;
+                let s = u32::from_le_bytes(o[at..at + 4].try_into().expect("4 bytes"));
+                let e = u32::from_le_bytes(o[at + 4..at + 8].try_into().expect("4 bytes"));
+                (s as usize, e as usize)
+            };
+            Some(&data.buf.as_slice()[s..e])
+        }
+        Layout::Fixed { values, width, .. } => Some(&values.buf.as_slice()[idx * width..(idx + 1) * width]),
+        _ => unreachable!("a flat layout"),
     }
 }

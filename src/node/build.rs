@@ -39,8 +39,10 @@ pub(crate) fn build_nodes(schema: &Schema) -> Result<Vec<Node>> {
     for i in 0..out.len() {
         if out[i].value_node.is_some() {
             let subtree = subtree_of(&out, out[i].value_node.expect("checked"));
+            let max = crate::layout::encoded::max_key(out[i].field.data_type());
             if let Some(encoding) = out[i].layout.encoding_slot() {
                 encoding.subtree = subtree;
+                encoding.max = max;
             }
         }
     }

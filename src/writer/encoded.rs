@@ -1,17 +1,34 @@
-//! Dictionary and run-end encoded nodes: the logical values are written into
-//! a hidden value node; each finished value is then looked up (dictionary:
-//! an earlier equal value gives its index; run-end: equal to the last value
-//! extends the run) and, when found, rolled back out of the value node.
+//! Dictionary and run-end encoded nodes. The logical values live in a hidden
+//! value node; how an equal earlier value is found depends on its layout
+//! (see `layout::encoded`).
+//!
+//! Flat values (utf8, binary and their large forms, fixed-width types and
+//! fixed-size binary) given as the bytes they are stored as take the direct
+//! path on the row path (`try_encoded` in `encoded_row`, at the fast paths'
+//! position check; `append_flat` on the full path, under a memory limit):
+//! the incoming bytes are hashed and looked up in the dictionary's table,
+//! which compares them with the value node's own bytes, or compared with the
+//! last run's value; the value node is written only for a new dictionary
+//! value or a new run. Every other value (nested, boolean, view, any decimal
+//! append, and the appends that convert, such as an `f32` into a float16)
+//! is written into the value node first, then looked up (`commit_encoded`:
+//! by the table for flat values, by a serialised key otherwise) and, when
+//! found, rolled back out. Nested dictionary values thus keep the general
+//! mechanism.
+//!
+//! The column path (`encoded_copy`) copies a dictionary array by merging its
+//! values once per call (each input index used by a valid row is interned at
+//! its first use, in row order, as the row path would) and then remapping
+//! the keys in bulk; a run-end encoded array is copied run by run, a run
+//! equal to the last one extending it, as on the row path.
 
-use arrow_data::ArrayData;
-use arrow_schema::DataType;
-
-use crate::buffer::bits::Bits;
+use crate::buffer::bits::set_valid;
 use crate::buffer::offsets::read_int;
 use crate::buffer::Slot;
 use crate::error::{ErrorCode, QuiverError, Result};
-use crate::layout::encoded::{max_key, push_index, set_last_run_end};
+use crate::layout::encoded::{flat_hash, push_index, same_value, set_last_run_end};
 use crate::layout::view::view_value;
+use crate::layout::{flat_value, is_flat};
 use crate::layout::{union, Encoding, Kind, Layout};
 
 use super::ArrowWriter;
@@ -19,11 +36,11 @@ use super::ArrowWriter;
 impl ArrowWriter {
     /// Takes the interning state out of encoded `node`, so that the writer
     /// can work on the value nodes meanwhile; `put_encoding` puts it back.
-    fn take_encoding(&mut self, node: usize) -> Box<Encoding> {
+    pub(super) fn take_encoding(&mut self, node: usize) -> Box<Encoding> {
         self.nodes[node].layout.encoding_slot().take().expect("an encoded node, its encoding not taken")
     }
 
-    fn put_encoding(&mut self, node: usize, enc: Box<Encoding>) {
+    pub(super) fn put_encoding(&mut self, node: usize, enc: Box<Encoding>) {
         *self.nodes[node].layout.encoding_slot() = Some(enc);
     }
 
@@ -56,13 +73,15 @@ impl ArrowWriter {
     /// encoded `node`: a dictionary index, or a run.
     pub(crate) fn commit_encoded(&mut self, node: usize) -> Result<()> {
         let v = self.nodes[node].value_node.expect("encoded node");
-        let Kind::Encoded { ree, index_width } = self.nodes[node].kind() else { unreachable!("encoded node") };
+        let Kind::Encoded { ree, .. } = self.nodes[node].kind() else { unreachable!("encoded node") };
         let written = self.nodes[v].len - 1;
-        let mut key = Vec::new();
-        self.value_key(v, written, &mut key);
-        let max = max_key(self.nodes[node].field.data_type());
         let mut enc = self.take_encoding(node);
-        let result = if !ree {
+        let max = enc.max;
+        let result = if is_flat(&self.nodes[v].layout) {
+            self.commit_flat(node, v, &mut enc, written, ree)
+        } else if !ree {
+            let mut key = Vec::new();
+            self.value_key(v, written, &mut key);
             match enc.index.get(&key) {
                 Some(&index) => {
                     self.restore_values(&enc);
@@ -80,6 +99,8 @@ impl ArrowWriter {
                 }
             }
         } else {
+            let mut key = Vec::new();
+            self.value_key(v, written, &mut key);
             let len = self.nodes[node].len;
             if len + 1 > max {
                 self.restore_values(&enc);
@@ -90,15 +111,135 @@ impl ArrowWriter {
                 Ok(())
             } else {
                 enc.last = Some(key);
-                let n = &mut self.nodes[node];
-                let Layout::RunEnd { run_ends, .. } = &mut n.layout else { unreachable!("a run-end layout") };
-                push_index(run_ends, index_width, len + 1);
-                n.len += 1;
+                self.push_run(node, 1);
                 Ok(())
             }
         };
         self.put_encoding(node, enc);
         result
+    }
+
+    /// `commit_encoded` of a flat value node `v`: value `written` (just
+    /// written) is compared by its stored bytes.
+    pub(super) fn commit_flat(
+        &mut self,
+        node: usize,
+        v: usize,
+        enc: &mut Encoding,
+        written: usize,
+        ree: bool,
+    ) -> Result<()> {
+        let max = enc.max;
+        let vn = &self.nodes[v];
+        let value = flat_value(vn.validity.as_ref(), &vn.layout, written);
+        if !ree {
+            let hash = flat_hash(value);
+            let found = enc.table.find(hash, |i| same_value(flat_value(vn.validity.as_ref(), &vn.layout, i), value));
+            match found {
+                Some(index) => {
+                    self.restore_values(enc);
+                    self.push_key(node, index);
+                    Ok(())
+                }
+                None if written > max => {
+                    self.restore_values(enc);
+                    Err(self.encoded_full(node, "dictionary", max))
+                }
+                None => {
+                    debug_assert_eq!(enc.table.len(), written, "every value a dictionary entry");
+                    enc.table.push(hash);
+                    self.push_key(node, written);
+                    Ok(())
+                }
+            }
+        } else {
+            let len = self.nodes[node].len;
+            if len + 1 > max {
+                self.restore_values(enc);
+                Err(self.encoded_full(node, "run-end encoded column", max))
+            } else if len > 0 && same_value(flat_value(vn.validity.as_ref(), &vn.layout, written - 1), value) {
+                self.restore_values(enc);
+                self.extend_last_run(node, 1);
+                Ok(())
+            } else {
+                self.push_run(node, 1);
+                Ok(())
+            }
+        }
+    }
+
+    /// Row path, flat values: the value of encoded `node` whose value node
+    /// `v` stores it as the bytes `value` (checked by the caller: a
+    /// variable-width value node, or a fixed-width one of `value.len()`
+    /// bytes that needs no conversion). `write` writes it into `v`, which is
+    /// done only for a new dictionary value or a new run; a refused value
+    /// (by `write`, or a full key or run-end type) changes nothing.
+    #[inline]
+    pub(crate) fn append_flat(
+        &mut self,
+        node: usize,
+        v: usize,
+        value: &[u8],
+        write: impl FnOnce(&mut Self) -> Result<()>,
+    ) -> Result<()> {
+        let mut enc = self.take_encoding(node);
+        let result = self.append_flat_with(node, v, &mut enc, value, write);
+        self.put_encoding(node, enc);
+        result
+    }
+
+    #[inline(always)]
+    fn append_flat_with(
+        &mut self,
+        node: usize,
+        v: usize,
+        enc: &mut Encoding,
+        value: &[u8],
+        write: impl FnOnce(&mut Self) -> Result<()>,
+    ) -> Result<()> {
+        let max = enc.max;
+        let Kind::Encoded { ree, .. } = self.nodes[node].kind() else { unreachable!("encoded node") };
+        if !ree {
+            let hash = flat_hash(Some(value));
+            let vn = &self.nodes[v];
+            if let Some(index) =
+                enc.table.find(hash, |i| same_value(flat_value(vn.validity.as_ref(), &vn.layout, i), Some(value)))
+            {
+                self.push_key(node, index);
+                return Ok(());
+            }
+            let index = vn.len;
+            if index > max {
+                return Err(self.encoded_full(node, "dictionary", max));
+            }
+            write(self)?;
+            debug_assert_eq!(self.nodes[v].len, index + 1, "one value written");
+            debug_assert_eq!(enc.table.len(), index, "every value a dictionary entry");
+            enc.table.push(hash);
+            self.push_key(node, index);
+            return Ok(());
+        }
+        let len = self.nodes[node].len;
+        if len + 1 > max {
+            return Err(self.encoded_full(node, "run-end encoded column", max));
+        }
+        let vn = &self.nodes[v];
+        if len > 0 && same_value(flat_value(vn.validity.as_ref(), &vn.layout, vn.len - 1), Some(value)) {
+            self.extend_last_run(node, 1);
+            return Ok(());
+        }
+        write(self)?;
+        self.push_run(node, 1);
+        Ok(())
+    }
+
+    /// A new run of `len` values (its value just written into the value node).
+    pub(super) fn push_run(&mut self, node: usize, len: usize) {
+        let n = &mut self.nodes[node];
+        n.len += len;
+        let end = n.len;
+        let Layout::RunEnd { run_ends, width, .. } = &mut n.layout else { unreachable!("a run-end layout") };
+        push_index(run_ends, *width, end);
     }
 
     pub(super) fn encoded_full(&self, node: usize, what: &str, max: usize) -> QuiverError {
@@ -111,12 +252,18 @@ impl ArrowWriter {
         )
     }
 
-    fn push_key(&mut self, node: usize, index: usize) {
+    #[inline]
+    pub(super) fn push_key(&mut self, node: usize, index: usize) {
         let n = &mut self.nodes[node];
         let Layout::Dictionary { keys, width, .. } = &mut n.layout else { unreachable!("a dictionary layout") };
-        push_index(keys, *width, index);
+        match *width {
+            1 => keys.buf.push(index as u8),
+            2 => keys.buf.push(index as u16),
+            4 => keys.buf.push(index as u32),
+            _ => keys.buf.push(index as u64),
+        }
         if let Some(v) = &mut n.validity {
-            v.set_bit(n.len);
+            set_valid(v, n.len);
         }
         n.len += 1;
     }
@@ -167,14 +314,16 @@ impl ArrowWriter {
             run_ends.buf.truncate(values * index_width);
             if values > 0 {
                 set_last_run_end(run_ends, index_width, n.len);
+            }
+            enc.last = None;
+            if values > 0 && !is_flat(&self.nodes[v].layout) {
                 let mut key = Vec::new();
                 self.value_key(v, values - 1, &mut key);
                 enc.last = Some(key);
-            } else {
-                enc.last = None;
             }
         } else {
             enc.index.retain(|_, index| *index < values);
+            enc.table.truncate(values);
         }
         self.put_encoding(node, enc);
     }
@@ -250,84 +399,6 @@ impl ArrowWriter {
                 self.value_key(n.value_node.expect("an encoded node has a value node"), run, out);
             }
         }
-    }
-
-    /// Column path: rows `start..start+count` of a dictionary or run-end
-    /// encoded array into encoded `node`.
-    pub(crate) fn copy_encoded(
-        &mut self,
-        node: usize,
-        data: &ArrayData,
-        start: usize,
-        count: usize,
-        bits: Option<Bits>,
-    ) -> Result<()> {
-        let Kind::Encoded { ree, .. } = self.nodes[node].kind() else { unreachable!("encoded node") };
-        let v = self.nodes[node].value_node.expect("encoded node");
-        let off = data.offset() + start;
-        if !ree {
-            let key_width = match data.data_type() {
-                DataType::Dictionary(k, _) => k.primitive_width().expect("dictionary keys are integers"),
-                other => unreachable!("a dictionary node copies dictionary arrays, not {other}"),
-            };
-            let unsigned = matches!(data.data_type(), DataType::Dictionary(k, _) if !k.is_signed_integer());
-            let keys = data.buffers()[0].as_slice();
-            let values = &data.child_data()[0];
-            let mut ours: Vec<Option<usize>> = vec![None; values.len()];
-            for i in 0..count {
-                if bits.is_some_and(|b| !b.get(i)) {
-                    self.fill_null_encoded(node, 1);
-                    continue;
-                }
-                let raw = read_int(keys, key_width, off + i);
-                let key = if unsigned && raw < 0 {
-                    (raw as u64 & ((1u128 << (key_width * 8)) - 1) as u64) as usize
-                } else {
-                    raw as usize
-                };
-                if key >= values.len() {
-                    return Err(QuiverError::invalid(format!(
-                        "write_array: dictionary key {key} out of range ({} values)",
-                        values.len()
-                    )));
-                }
-                let Kind::Encoded { index_width, .. } = self.nodes[node].kind() else { unreachable!() };
-                match ours[key] {
-                    Some(index) => self.push_key(node, index),
-                    None => {
-                        self.append_encoded(node, |w| w.copy_data(v, values, key, 1))
-                            .inspect_err(|_| self.refused_at = self.refused_at.map(|_| start + i))?;
-                        let Layout::Dictionary { keys, .. } = &self.nodes[node].layout else {
-                            unreachable!("a dictionary layout")
-                        };
-                        ours[key] =
-                            Some(read_int(keys.buf.as_slice(), index_width, self.nodes[node].len - 1) as u64 as usize);
-                    }
-                }
-            }
-            return Ok(());
-        }
-        let run_ends = &data.child_data()[0];
-        let values = &data.child_data()[1];
-        let end_width = run_ends.data_type().primitive_width().expect("run ends are integers");
-        let ends = run_ends.buffers()[0].as_slice();
-        let end_of = |r: usize| read_int(ends, end_width, run_ends.offset() + r) as usize;
-        let mut run = (0..run_ends.len()).position(|r| end_of(r) > off).unwrap_or(run_ends.len());
-        let mut at = off;
-        while at < off + count {
-            if run >= run_ends.len() {
-                return Err(QuiverError::invalid("write_array: run ends stop before the array's length"));
-            }
-            let run_end = end_of(run).min(off + count);
-            self.append_encoded(node, |w| w.copy_data(v, values, run, 1))
-                .inspect_err(|_| self.refused_at = self.refused_at.map(|_| at - data.offset()))?;
-            if run_end - at > 1 {
-                self.extend_last_run(node, run_end - at - 1);
-            }
-            at = run_end;
-            run += 1;
-        }
-        Ok(())
     }
 }
 

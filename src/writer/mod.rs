@@ -16,6 +16,8 @@ use crate::node::{Kind, Node, NO_OPEN};
 mod column;
 mod column_values;
 mod encoded;
+mod encoded_copy;
+mod encoded_row;
 mod finish;
 mod limit;
 mod nested;

@@ -191,8 +191,20 @@ impl ArrowWriter {
     }
 
     /// Appends one fixed-width value given as little-endian bytes of its input type.
+    /// (First the direct entry of encoded nodes, whose registers the full
+    /// path's do not burden.)
     #[inline(never)]
     fn append_le(&mut self, node: usize, input: Input, bytes: &[u8]) -> Result<()> {
+        if let Some(dst) = self.nodes.get(node).and_then(|n| n.value_node) {
+            if self.try_encoded(node, dst, input, bytes) {
+                return Ok(());
+            }
+        }
+        self.append_le_full(node, input, bytes)
+    }
+
+    #[inline(never)]
+    fn append_le_full(&mut self, node: usize, input: Input, bytes: &[u8]) -> Result<()> {
         self.target(node, input.name())?;
         let dst = self.nodes[node].value_node.unwrap_or(node);
         if !self.nodes[dst].accepts(input) {
@@ -200,12 +212,24 @@ impl ArrowWriter {
         }
         self.check_value(input.name(), node, bytes.len(), false)?;
         if dst != node {
-            self.append_encoded(node, |w| w.write_le(dst, input, bytes))?;
+            // Flat values stored as given are looked up before being written.
+            if input != Input::Decimal && self.fixed_as_is(dst, bytes.len()) {
+                self.append_flat(node, dst, bytes, |w| w.write_le(dst, input, bytes))?;
+            } else {
+                self.append_encoded(node, |w| w.write_le(dst, input, bytes))?;
+            }
         } else {
             self.write_le(dst, input, bytes)?;
         }
         self.count_top(node);
         Ok(())
+    }
+
+    /// Whether fixed-width node `dst` stores a value of `len` bytes as it is
+    /// given (its own width, not a decimal: no conversion, no check).
+    #[inline]
+    pub(super) fn fixed_as_is(&self, dst: usize, len: usize) -> bool {
+        matches!(self.nodes[dst].layout, Layout::Fixed { width, decimal: None, .. } if width == len)
     }
 
     /// Writes one typed value into the fixed-width, decimal or boolean node `dst`.

@@ -18,7 +18,7 @@ impl ArrowWriter {
         if self.try_bytes(node, v.as_bytes(), true) {
             return Ok(());
         }
-        self.append_bytes_full(node, v.as_bytes())
+        self.append_bytes_slow(node, v.as_bytes())
     }
 
     /// Bytes of a utf8, binary, their large forms, or fixed-size binary (exact
@@ -29,7 +29,7 @@ impl ArrowWriter {
         if self.try_bytes(node, v, false) {
             return Ok(());
         }
-        self.append_bytes_full(node, v)
+        self.append_bytes_slow(node, v)
     }
 
     /// The fast path of `append_bytes` (variable-width nodes; `is_utf8`: known
@@ -59,6 +59,17 @@ impl ArrowWriter {
         true
     }
 
+    /// The direct entry of encoded nodes, then the full path.
+    #[inline(never)]
+    fn append_bytes_slow(&mut self, node: usize, v: &[u8]) -> Result<()> {
+        if let Some(dst) = self.nodes.get(node).and_then(|n| n.value_node) {
+            if self.try_encoded(node, dst, Input::Bytes, v) {
+                return Ok(());
+            }
+        }
+        self.append_bytes_full(node, v)
+    }
+
     #[inline(never)]
     fn append_bytes_full(&mut self, node: usize, v: &[u8]) -> Result<()> {
         self.target(node, "append_bytes")?;
@@ -68,7 +79,12 @@ impl ArrowWriter {
         }
         self.check_value("append_bytes", node, v.len(), false)?;
         if dst != node {
-            self.append_encoded(node, |w| w.write_bytes(dst, v))?;
+            // Flat values are looked up by their bytes before being written.
+            if matches!(self.nodes[dst].layout, Layout::Var { .. }) || self.fixed_as_is(dst, v.len()) {
+                self.append_flat(node, dst, v, |w| w.write_bytes(dst, v))?;
+            } else {
+                self.append_encoded(node, |w| w.write_bytes(dst, v))?;
+            }
         } else {
             self.write_bytes(dst, v)?;
         }

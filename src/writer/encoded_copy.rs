@@ -1,0 +1,316 @@
+//! The column path's copies of dictionary and run-end encoded arrays (see
+//! `encoded`): a dictionary's used values interned once per call, its keys
+//! remapped in bulk; run-end arrays run by run.
+
+use arrow_data::ArrayData;
+use arrow_schema::DataType;
+
+use crate::buffer::bits::Bits;
+use crate::buffer::offsets::read_int;
+use crate::error::{QuiverError, Result};
+use crate::layout::encoded::same_value;
+use crate::layout::{flat_value, is_flat, Encoding, Kind, Layout};
+
+use super::encoded_row::push_flat;
+
+use super::ArrowWriter;
+
+impl ArrowWriter {
+    fn encoding_mut(&mut self, node: usize) -> &mut Encoding {
+        self.nodes[node].layout.encoding_slot().as_mut().expect("an encoded node, its encoding not taken")
+    }
+
+    /// The last key of dictionary `node` (the column path interns a value
+    /// through `append_encoded`, which pushes its key).
+    fn last_key(&self, node: usize) -> usize {
+        let n = &self.nodes[node];
+        let Layout::Dictionary { keys, width, .. } = &n.layout else { unreachable!("a dictionary layout") };
+        let mut raw = [0u8; 8];
+        raw[..*width].copy_from_slice(&keys.buf.as_slice()[(n.len - 1) * *width..n.len * *width]);
+        u64::from_le_bytes(raw) as usize
+    }
+
+    /// Column path: rows `start..start+count` of a dictionary array with
+    /// keys of `K` into dictionary `node`, in one pass: the validity first,
+    /// then each row's key, remapped (`remap`: input index -> this
+    /// dictionary's index) in tight runs; an input index not seen yet in
+    /// this call is interned when a valid row first uses it, in row order
+    /// (as the row path would), its key pushed by `append_encoded`. Under a
+    /// null the key is 0.
+    fn copy_dictionary<K: DictKey>(
+        &mut self,
+        node: usize,
+        data: &ArrayData,
+        start: usize,
+        count: usize,
+        bits: Option<Bits>,
+        remap: &mut Vec<usize>,
+    ) -> Result<()> {
+        let v = self.nodes[node].value_node.expect("encoded node");
+        let off = data.offset() + start;
+        let values = &data.child_data()[0];
+        let Some(input) = data.buffers()[0].as_slice().get(off * K::WIDTH..(off + count) * K::WIDTH) else {
+            return Err(QuiverError::invalid("write_array: the dictionary keys are shorter than the array"));
+        };
+        remap.clear();
+        remap.resize(values.len(), NEW);
+        self.copy_validity(node, "write_array", bits, count)?;
+        let mut i = 0;
+        while i < count {
+            let n = &mut self.nodes[node];
+            let Layout::Dictionary { keys, width, .. } = &mut n.layout else { unreachable!("a dictionary layout") };
+            if i == 0 {
+                keys.buf.reserve(count * *width);
+            }
+            let rest = &input[i * K::WIDTH..];
+            let (pushed, stop) = match *width {
+                1 => push_keys::<K, u8>(rest, &mut keys.buf, remap, bits, i),
+                2 => push_keys::<K, u16>(rest, &mut keys.buf, remap, bits, i),
+                4 => push_keys::<K, u32>(rest, &mut keys.buf, remap, bits, i),
+                _ => push_keys::<K, u64>(rest, &mut keys.buf, remap, bits, i),
+            };
+            n.len += pushed;
+            i += pushed;
+            match stop {
+                Stop::End => break,
+                Stop::OutOfRange(key) => {
+                    return Err(QuiverError::invalid(format!(
+                        "write_array: dictionary key {key} out of range ({} values)",
+                        values.len()
+                    )))
+                }
+                Stop::New(key) => {
+                    self.append_encoded(node, |w| w.copy_data(v, values, key, 1))
+                        .inspect_err(|_| self.refused_at = self.refused_at.map(|_| start + i))?;
+                    remap[key] = self.last_key(node);
+                    i += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Column path: rows `start..start+count` of a dictionary or run-end
+    /// encoded array into encoded `node`.
+    pub(crate) fn copy_encoded(
+        &mut self,
+        node: usize,
+        data: &ArrayData,
+        start: usize,
+        count: usize,
+        bits: Option<Bits>,
+    ) -> Result<()> {
+        let Kind::Encoded { ree, .. } = self.nodes[node].kind() else { unreachable!("encoded node") };
+        let v = self.nodes[node].value_node.expect("encoded node");
+        let off = data.offset() + start;
+        if !ree {
+            let DataType::Dictionary(key_type, _) = data.data_type() else {
+                unreachable!("a dictionary node copies dictionary arrays, not {}", data.data_type())
+            };
+            let mut remap = std::mem::take(&mut self.encoding_mut(node).remap);
+            let r = match key_type.as_ref() {
+                DataType::Int8 => self.copy_dictionary::<i8>(node, data, start, count, bits, &mut remap),
+                DataType::Int16 => self.copy_dictionary::<i16>(node, data, start, count, bits, &mut remap),
+                DataType::Int32 => self.copy_dictionary::<i32>(node, data, start, count, bits, &mut remap),
+                DataType::Int64 => self.copy_dictionary::<i64>(node, data, start, count, bits, &mut remap),
+                DataType::UInt8 => self.copy_dictionary::<u8>(node, data, start, count, bits, &mut remap),
+                DataType::UInt16 => self.copy_dictionary::<u16>(node, data, start, count, bits, &mut remap),
+                DataType::UInt32 => self.copy_dictionary::<u32>(node, data, start, count, bits, &mut remap),
+                DataType::UInt64 => self.copy_dictionary::<u64>(node, data, start, count, bits, &mut remap),
+                other => unreachable!("dictionary keys are integers, not {other}"),
+            };
+            self.encoding_mut(node).remap = remap;
+            return r;
+        }
+        let run_ends = &data.child_data()[0];
+        let values = &data.child_data()[1];
+        let end_width = run_ends.data_type().primitive_width().expect("run ends are integers");
+        let ends = run_ends.buffers()[0].as_slice();
+        let end_of = |r: usize| read_int(ends, end_width, run_ends.offset() + r) as usize;
+        let mut run = (0..run_ends.len()).position(|r| end_of(r) > off).unwrap_or(run_ends.len());
+        let mut at = off;
+        while at < off + count {
+            if run >= run_ends.len() {
+                return Err(QuiverError::invalid("write_array: run ends stop before the array's length"));
+            }
+            let run_end = end_of(run).min(off + count);
+            let max = self.encoding_mut(node).max;
+            if self.nodes[node].len + (run_end - at) > max {
+                return Err(self.encoded_full(node, "run-end encoded column", max));
+            }
+            if !self.copy_flat_run(node, v, values, run, run_end - at) {
+                self.append_encoded(node, |w| w.copy_data(v, values, run, 1))
+                    .inspect_err(|_| self.refused_at = self.refused_at.map(|_| at - data.offset()))?;
+                if run_end - at > 1 {
+                    self.extend_last_run(node, run_end - at - 1);
+                }
+            }
+            at = run_end;
+            run += 1;
+        }
+        Ok(())
+    }
+}
+
+impl ArrowWriter {
+    /// A run of `len` rows of value `run` of `values` into run-end node
+    /// `node` (value node `v`) without the general copy, for flat value
+    /// nodes other than decimals (whose copies check the precision): equal
+    /// to the last run's value (bytes, or both null), the last run grows;
+    /// else the value is pushed and a run added. False, having changed
+    /// nothing, when this does not apply (another layout, a null for a value
+    /// node without validity, an offset overflow): the general copy then
+    /// writes it or gives the error.
+    fn copy_flat_run(&mut self, node: usize, v: usize, values: &ArrayData, run: usize, len: usize) -> bool {
+        let at = values.offset() + run;
+        if values.nulls().is_some_and(|n| n.is_null(run)) {
+            let vn = &self.nodes[v];
+            if !is_flat(&vn.layout) || vn.validity.is_none() {
+                return false;
+            }
+            if self.nodes[node].len > 0 && flat_value(vn.validity.as_ref(), &vn.layout, vn.len - 1).is_none() {
+                self.extend_last_run(node, len);
+                return true;
+            }
+            self.fill_null(v, 1);
+            self.push_run(node, len);
+            return true;
+        }
+        let b = values.buffers();
+        let value: &[u8] = match (&self.nodes[v].layout, values.data_type()) {
+            (
+                Layout::Var { large, .. },
+                DataType::Utf8 | DataType::Binary | DataType::LargeUtf8 | DataType::LargeBinary,
+            ) => {
+                let w = if *large { 8 } else { 4 };
+                let offsets = b[0].as_slice();
+                if offsets.len() < (at + 2) * w {
+                    return false;
+                }
+                let (s, e) = (read_int(offsets, w, at), read_int(offsets, w, at + 1));
+                match b[1].as_slice().get(s as usize..e as usize) {
+                    Some(value) if s >= 0 && s <= e => value,
+                    _ => return false,
+                }
+            }
+            (Layout::Fixed { width, decimal: None, .. }, _) => {
+                match b[0].as_slice().get(at * width..(at + 1) * width) {
+                    Some(value) => value,
+                    None => return false,
+                }
+            }
+            _ => return false,
+        };
+        let vn = &self.nodes[v];
+        if self.nodes[node].len > 0 && same_value(flat_value(vn.validity.as_ref(), &vn.layout, vn.len - 1), Some(value))
+        {
+            self.extend_last_run(node, len);
+            return true;
+        }
+        if !push_flat(&mut self.nodes[v], value, false) {
+            return false;
+        }
+        self.push_run(node, len);
+        true
+    }
+}
+
+/// An input dictionary key type: its width and how one key reads as an
+/// index (a negative key reads as an index past any dictionary).
+trait DictKey {
+    const WIDTH: usize;
+    fn index(bytes: &[u8]) -> usize;
+}
+
+macro_rules! dict_keys {
+    ($($t:ty),*) => {$(
+        impl DictKey for $t {
+            const WIDTH: usize = std::mem::size_of::<$t>();
+            #[inline(always)]
+            fn index(bytes: &[u8]) -> usize {
+                let v = <$t>::from_le_bytes(bytes.try_into().expect("one key"));
+                usize::try_from(v).unwrap_or(usize::MAX)
+            }
+        }
+    )*};
+}
+
+dict_keys!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+/// `remap` of an input index not seen yet.
+const NEW: usize = usize::MAX;
+
+/// Where `push_keys` stopped.
+enum Stop {
+    /// At the end of the input.
+    End,
+    /// At a valid row whose input index is not in `remap` yet.
+    New(usize),
+    /// At a valid row whose input index is past the input dictionary.
+    OutOfRange(usize),
+}
+
+/// An output key type (u8 to u64: the key width of the node).
+trait OutKey: Copy {
+    fn of(index: usize) -> Self;
+}
+
+macro_rules! out_keys {
+    ($($t:ty),*) => {$(
+        impl OutKey for $t {
+            #[inline(always)]
+            fn of(index: usize) -> Self {
+                index as $t
+            }
+        }
+    )*};
+}
+
+out_keys!(u8, u16, u32, u64);
+
+/// Pushes the keys of rows `first..` (`input`: their keys of `K`) onto
+/// `out` as `O`: `remap` of each valid row's input index, 0 under a null,
+/// until a row whose index is new or out of range; returns the keys pushed
+/// and where it stopped. Keys go out 64 at a time, through a buffer on the
+/// stack.
+#[inline(always)]
+fn push_keys<K: DictKey, O: OutKey + arrow_buffer::ArrowNativeType>(
+    input: &[u8],
+    out: &mut arrow_buffer::MutableBuffer,
+    remap: &[usize],
+    bits: Option<Bits>,
+    first: usize,
+) -> (usize, Stop) {
+    let mut staged = [O::of(0); 64];
+    let mut done = 0;
+    for block in input.chunks(64 * K::WIDTH) {
+        let mut n = 0;
+        let mut stop = None;
+        for (slot, key) in staged.iter_mut().zip(block.chunks_exact(K::WIDTH)) {
+            if bits.is_some_and(|b| !b.get(first + done + n)) {
+                *slot = O::of(0);
+                n += 1;
+                continue;
+            }
+            let key = K::index(key);
+            match remap.get(key) {
+                Some(&index) if index != NEW => *slot = O::of(index),
+                Some(_) => {
+                    stop = Some(Stop::New(key));
+                    break;
+                }
+                None => {
+                    stop = Some(Stop::OutOfRange(key));
+                    break;
+                }
+            }
+            n += 1;
+        }
+        out.extend_from_slice(&staged[..n]);
+        done += n;
+        if let Some(stop) = stop {
+            return (done, stop);
+        }
+    }
+    (done, Stop::End)
+}
