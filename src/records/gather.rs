@@ -1,16 +1,17 @@
 //! The batched call: every record checked (src/records/check.rs), then each
-//! column of the first `k` good records gathered into scratch (values and
-//! validity; the column path zeroes the fixed-width values under nulls, a
-//! null utf8/binary value is an empty span) and written through the column
-//! path, one column at a time. The rows commit when the last column is
-//! written.
+//! column of the first `k` good records written, one column at a time:
+//! fixed-width and boolean columns gathered straight into the writer's
+//! buffers (src/records/direct.rs), utf8/binary ones into scratch (values,
+//! offsets and validity; a null value is an empty span) and written through
+//! the column path. The rows commit when the last column is written.
 
 use arrow_array::make_array;
 use arrow_buffer::{bit_util, Buffer};
 use arrow_data::ArrayData;
 use arrow_schema::{DataType, SchemaRef};
 
-use super::check::{bad, check, decimal_value, is_null, read, rel_bytes};
+use super::check::{bad, check, is_null, read, rel_bytes};
+use super::direct;
 use super::types::{fits, Class, ColumnLayout, Encoding, NullMark, RecordsError};
 use crate::error::{ErrorCode, QuiverError, Result};
 use crate::ArrowWriter;
@@ -147,7 +148,13 @@ pub(crate) unsafe fn write(
             let col = col.expect("described");
             let node = w.top[c];
             let dt = schema.field(c).data_type();
-            if let Err(e) = with_records!(src, |rec| scratch.write_column(w, node, &col, rec, k, dt)) {
+            let written = match col.class {
+                Class::Var { .. } => with_records!(src, |rec| scratch.write_column(w, node, &col, rec, k, dt)),
+                // SAFETY: the records hold what the layout reads (the size
+                // check above) and were checked good.
+                _ => with_records!(src, |rec| unsafe { direct::write_fixed(w, call, node, &col, rec, k) }),
+            };
+            if let Err(e) = written {
                 // Not a record's fault (e.g. the batch's offsets are
                 // full): drop the columns written so far.
                 let _ = w.abort_row();
@@ -162,7 +169,8 @@ pub(crate) unsafe fn write(
 }
 
 impl Scratch {
-    /// Gathers column `col` of records `0..k` (all good) and writes it.
+    /// Gathers utf8/binary column `col` of records `0..k` (all good) and
+    /// writes it through the column path.
     fn write_column(
         &mut self,
         w: &mut ArrowWriter,
@@ -195,55 +203,6 @@ impl Scratch {
         let valid = |i: usize| validity.is_none_or(|v| bit_util::get_bit(v, i));
         self.values.clear();
         match (col.class, col.encoding) {
-            (Class::Bool, Encoding::Fixed { at }) => {
-                self.values.resize(k.div_ceil(8), 0);
-                for i in 0..k {
-                    // SAFETY: inside the record (min size).
-                    let set = valid(i) & (unsafe { *src(i).0.add(at) } != 0);
-                    self.values[i / 8] |= (set as u8) << (i % 8);
-                }
-                w.write_column_bytes(node, &self.values, validity, k)
-            }
-            (Class::Fixed { width, .. }, Encoding::Fixed { at }) => {
-                self.values.resize(k * width, 0);
-                // Every value copied, nulls included: the column path zeroes
-                // the values under nulls (branch-free), so the loop has no
-                // branch per record.
-                macro_rules! copy {
-                    ($n:expr) => {
-                        for (i, v) in self.values.chunks_exact_mut($n).enumerate() {
-                            // SAFETY: inside the record (min size).
-                            v.copy_from_slice(&unsafe { read::<$n>(src(i).0, at) });
-                        }
-                    };
-                }
-                match width {
-                    1 => copy!(1),
-                    2 => copy!(2),
-                    4 => copy!(4),
-                    8 => copy!(8),
-                    16 => copy!(16),
-                    _ => {
-                        for (i, v) in self.values.chunks_exact_mut(width).enumerate() {
-                            // SAFETY: inside the record (min size).
-                            v.copy_from_slice(unsafe { std::slice::from_raw_parts(src(i).0.add(at), width) });
-                        }
-                    }
-                }
-                w.write_column_bytes(node, &self.values, validity, k)
-            }
-            (Class::Fixed { width, .. }, encoding) => {
-                self.values.resize(k * width, 0);
-                let mut le = [0u8; 32];
-                for (i, v) in self.values.chunks_exact_mut(width).enumerate() {
-                    let (p, size) = src(i);
-                    // SAFETY: inside the record; checked good.
-                    if valid(i) && unsafe { decimal_value(encoding, p, size, width, &mut le) } {
-                        v.copy_from_slice(&le[..width]);
-                    }
-                }
-                w.write_column_bytes(node, &self.values, validity, k)
-            }
             (Class::Var { large, .. }, encoding) => {
                 let mut offsets32 = std::mem::take(&mut self.offsets32);
                 let mut offsets64 = std::mem::take(&mut self.offsets64);
@@ -291,7 +250,7 @@ impl Scratch {
                 }
                 result
             }
-            (Class::Bool, _) => unreachable!("booleans take Fixed"),
+            (Class::Bool | Class::Fixed { .. }, _) => unreachable!("gathered by direct::write_fixed"),
         }
     }
 }

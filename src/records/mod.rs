@@ -3,16 +3,18 @@
 //! a record, how its null is marked and how the value is encoded; one call
 //! then writes N records into the columns as committed rows.
 //!
-//! The call works column by column: each column's values are gathered from
-//! the records into a scratch buffer the layout keeps (values and a
-//! validity bitmap), then handed to the writer's column
-//! path (`write_column_bytes`, `write_array`).
+//! The call works column by column: a fixed-width or boolean column's
+//! values and validity are gathered from the records straight into the
+//! column's own buffers (src/records/direct.rs); a utf8/binary column's are
+//! gathered into a scratch buffer the layout keeps, then handed to the
+//! writer's column path (`write_array`).
 
 use arrow_schema::SchemaRef;
 
 use crate::error::{ErrorCode, QuiverError, Result};
 
 mod check;
+mod direct;
 pub(crate) mod gather;
 mod types;
 

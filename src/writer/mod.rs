@@ -17,6 +17,7 @@ mod column;
 mod column_values;
 mod encoded;
 mod finish;
+pub(crate) mod in_place;
 mod limit;
 mod nested;
 mod position;
