@@ -224,3 +224,107 @@ fn a_null_in_a_column_that_is_not_nullable_first_or_last() {
         }
     }
 }
+
+// ---- utf8: one UTF-8 check over a column's gathered bytes ---------------------------------
+
+/// `s: utf8, t: utf8, n: int32 not null` records of 48 bytes: s and t as
+/// offset/length at 0/4 and 8/12 (bytes at 24 and 36, up to 12 each), n
+/// at 16 with a null flag byte at 20.
+const U_STRIDE: usize = 48;
+
+fn utf8_layout() -> (SchemaRef, RecordLayout) {
+    let s = Arc::new(parse_schema("s: utf8, t: utf8, n: int32 not null").unwrap());
+    let mut l = RecordLayout::new(s.clone());
+    l.set(0, Encoding::RelLen { offset_at: 0, len_at: 4 }, NullMark::Never).unwrap();
+    l.set(1, Encoding::RelLen { offset_at: 8, len_at: 12 }, NullMark::Never).unwrap();
+    l.set(2, Encoding::Fixed { at: 16 }, NullMark::Byte { at: 20 }).unwrap();
+    (s, l)
+}
+
+fn utf8_records(s: &[&[u8]], t: &[&[u8]], null_n: &[usize]) -> Vec<u8> {
+    let mut out = vec![0u8; s.len() * U_STRIDE];
+    for (i, r) in out.chunks_exact_mut(U_STRIDE).enumerate() {
+        r[0..4].copy_from_slice(&24u32.to_le_bytes());
+        r[4..8].copy_from_slice(&(s[i].len() as u32).to_le_bytes());
+        r[8..12].copy_from_slice(&36u32.to_le_bytes());
+        r[12..16].copy_from_slice(&(t[i].len() as u32).to_le_bytes());
+        r[16..20].copy_from_slice(&(i as i32).to_le_bytes());
+        r[20] = null_n.contains(&i) as u8;
+        r[24..24 + s[i].len()].copy_from_slice(s[i]);
+        r[36..36 + t[i].len()].copy_from_slice(t[i]);
+    }
+    out
+}
+
+/// Writes the records after 3 good ones; returns (written, the error's
+/// message) and checks the writer holds the 3 + written rows.
+fn utf8_call(s: &[&[u8]], t: &[&[u8]], null_n: &[usize], validate: bool) -> (usize, String) {
+    let (schema, mut l) = utf8_layout();
+    let opts = WriterOptions { validate_utf8: validate, ..WriterOptions::default() };
+    let mut w = ArrowWriter::create(schema, opts).unwrap();
+    let good: [&[u8]; 3] = [b"a", "é".as_bytes(), b""];
+    assert_eq!(l.write_records(&mut w, &utf8_records(&good, &good, &[]), U_STRIDE), Ok(3));
+    let (written, msg) = match l.write_records(&mut w, &utf8_records(s, t, null_n), U_STRIDE) {
+        Ok(n) => (n, String::new()),
+        Err(e) => (e.written, e.error.message().to_string()),
+    };
+    assert_eq!(w.rows(), 3 + written, "{msg}");
+    let batch = w.finish().unwrap();
+    assert_eq!(batch.num_rows(), 3 + written);
+    if validate {
+        // What was written is UTF-8 (arrow's own check).
+        batch.column(0).to_data().validate_full().unwrap();
+        batch.column(1).to_data().validate_full().unwrap();
+    }
+    (written, msg)
+}
+
+#[test]
+fn utf8_bad_first_last_and_split_characters() {
+    let ok: &[u8] = "añb".as_bytes();
+    let bad: &[u8] = b"x\xFFy";
+    let n = 10;
+    let col = |bad_at: Option<usize>, with: &'static [u8]| -> Vec<&[u8]> {
+        (0..n).map(|i| if Some(i) == bad_at { with } else { ok }).collect()
+    };
+    // All good.
+    assert_eq!(utf8_call(&col(None, ok), &col(None, ok), &[], true), (n, String::new()));
+    for at in [0, 1, n - 1] {
+        let (written, msg) = utf8_call(&col(Some(at), bad), &col(None, ok), &[], true);
+        assert_eq!(written, at, "{msg}");
+        assert!(msg.contains(&format!("record {at}: column 0 (s): invalid UTF-8")), "{msg}");
+        let (written, msg) = utf8_call(&col(None, ok), &col(Some(at), bad), &[], true);
+        assert_eq!(written, at, "{msg}");
+        assert!(msg.contains(&format!("record {at}: column 1 (t)")), "{msg}");
+    }
+    // A character split across two values: each value is invalid alone,
+    // their concatenation is valid.
+    let mut s = col(None, ok);
+    s[4] = b"ab\xC3";
+    s[5] = b"\xA9cd";
+    let (written, msg) = utf8_call(&s, &col(None, ok), &[], true);
+    assert_eq!(written, 4, "{msg}");
+    assert!(msg.contains("record 4: column 0 (s): invalid UTF-8"), "{msg}");
+    // A value starting with a continuation byte after an empty one.
+    let mut s = col(None, ok);
+    s[6] = b"";
+    s[7] = b"\xA9";
+    let (written, msg) = utf8_call(&s, &col(None, ok), &[], true);
+    assert_eq!((written, msg.contains("record 7: column 0")), (7, true), "{msg}");
+    // The earliest record wins whichever column; at the same record, the
+    // earlier column.
+    let (written, msg) = utf8_call(&col(Some(6), bad), &col(Some(2), bad), &[], true);
+    assert_eq!((written, msg.contains("record 2: column 1")), (2, true), "{msg}");
+    let (written, msg) = utf8_call(&col(Some(3), bad), &col(Some(3), bad), &[], true);
+    assert_eq!((written, msg.contains("record 3: column 0")), (3, true), "{msg}");
+    // Against a null in the non-nullable column 2: at the same record the
+    // utf8 column (earlier) is named; an earlier null wins.
+    let (written, msg) = utf8_call(&col(None, ok), &col(Some(5), bad), &[5], true);
+    assert_eq!((written, msg.contains("record 5: column 1")), (5, true), "{msg}");
+    let (written, msg) = utf8_call(&col(None, ok), &col(Some(5), bad), &[4], true);
+    assert_eq!((written, msg.contains("record 4: column 2")), (4, true), "{msg}");
+    let (written, msg) = utf8_call(&col(Some(8), bad), &col(None, ok), &[0], true);
+    assert_eq!((written, msg.contains("record 0: column 2")), (0, true), "{msg}");
+    // Without the UTF-8 check, the bytes are written as they are.
+    assert_eq!(utf8_call(&s, &col(Some(0), bad), &[], false), (n, String::new()));
+}

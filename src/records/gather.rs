@@ -134,33 +134,73 @@ pub(crate) unsafe fn write(
         ));
     }
     // Check every column over the good prefix; each check may shorten it.
+    // UTF-8 is not checked here but over each utf8 column's gathered bytes
+    // at once (`Scratch::write_column`); `failed_in` is the column of the
+    // failure (None: the size check), which wins a tie at record `k` over
+    // a later column only.
     let opts = w.options().clone();
+    let check_opts = crate::WriterOptions { validate_utf8: false, ..opts.clone() };
+    let mut failed_in = None;
     for (c, col) in columns.iter().enumerate() {
         let col = col.expect("described");
-        let found = with_records!(src, |rec| check(&col, c, call, rec, k, &opts, schema));
+        let found = with_records!(src, |rec| check(&col, c, call, rec, k, &check_opts, schema));
         if let Some((i, e)) = found {
             k = i;
             failure = Some(e);
+            failed_in = Some(c);
         }
     }
-    if k > 0 {
+    let utf8_error = |c: usize, i: usize| {
+        bad(ErrorCode::InvalidArgument, call, i, &format!("column {c} ({})", schema.field(c).name()), "invalid UTF-8")
+    };
+    let checks_utf8 = |col: &ColumnLayout| opts.validate_utf8 && matches!(col.class, Class::Var { utf8: true, .. });
+    // A tie: record `k`, bad in a later column, is invalid UTF-8 in an
+    // earlier one (whose check covered record `k`): the earlier one names it.
+    if let Some(f) = failed_in.filter(|_| k < n) {
+        for (c, col) in columns.iter().enumerate().take(f) {
+            let col = col.expect("described");
+            // SAFETY: record `k` passed column `c`'s checks (c < f).
+            if checks_utf8(&col) && !unsafe { utf8_value(&col, src.record(k)) } {
+                failure = Some(utf8_error(c, k));
+                break;
+            }
+        }
+    }
+    'write: while k > 0 {
         for (c, col) in columns.iter().enumerate() {
             let col = col.expect("described");
             let node = w.top[c];
-            let dt = schema.field(c).data_type();
+            let utf8 = checks_utf8(&col);
             let written = match col.class {
-                Class::Var { .. } => with_records!(src, |rec| scratch.write_column(w, node, &col, rec, k, dt)),
-                // SAFETY: the records hold what the layout reads (the size
-                // check above) and were checked good.
-                _ => with_records!(src, |rec| unsafe { direct::write_fixed(w, call, node, &col, rec, k) }),
+                Class::Var { .. } => {
+                    with_records!(src, |rec| scratch.write_column(w, node, &col, rec, k, utf8))
+                }
+                _ => {
+                    // SAFETY: the records hold what the layout reads (the
+                    // size check above) and were checked good.
+                    let r = with_records!(src, |rec| unsafe { direct::write_fixed(w, call, node, &col, rec, k) });
+                    r.map(|()| None)
+                }
             };
-            if let Err(e) = written {
-                // Not a record's fault (e.g. the batch's offsets are
-                // full): drop the columns written so far.
-                let _ = w.abort_row();
-                return Err(RecordsError { written: 0, error: e });
+            match written {
+                Ok(None) => {}
+                Ok(Some(i)) => {
+                    // Record `i` is invalid UTF-8 in column `c`: write the
+                    // records before it again, without the columns written.
+                    let _ = w.abort_row();
+                    k = i;
+                    failure = Some(utf8_error(c, i));
+                    continue 'write;
+                }
+                Err(e) => {
+                    // Not a record's fault (e.g. the batch's offsets are
+                    // full): drop the columns written so far.
+                    let _ = w.abort_row();
+                    return Err(RecordsError { written: 0, error: e });
+                }
             }
         }
+        break;
     }
     match failure {
         None => Ok(n),
@@ -169,8 +209,10 @@ pub(crate) unsafe fn write(
 }
 
 impl Scratch {
-    /// Gathers utf8/binary column `col` of records `0..k` (all good) and
-    /// writes it through the column path.
+    /// Gathers utf8/binary column `col` of records `0..k` (all good but for
+    /// UTF-8) and writes it through the column path; with `utf8`, checks
+    /// the values are UTF-8 first: `Ok(Some(i))`, nothing written, when
+    /// record `i` is the first that is not.
     fn write_column(
         &mut self,
         w: &mut ArrowWriter,
@@ -178,8 +220,8 @@ impl Scratch {
         col: &ColumnLayout,
         src: impl Fn(usize) -> (*const u8, usize),
         k: usize,
-        data_type: &DataType,
-    ) -> Result<()> {
+        utf8: bool,
+    ) -> Result<Option<usize>> {
         let with_nulls = col.null != NullMark::Never;
         self.validity.clear();
         let mut nulls = 0;
@@ -203,7 +245,7 @@ impl Scratch {
         let valid = |i: usize| validity.is_none_or(|v| bit_util::get_bit(v, i));
         self.values.clear();
         match (col.class, col.encoding) {
-            (Class::Var { large, .. }, encoding) => {
+            (Class::Var { large, utf8: is_utf8 }, encoding) => {
                 let mut offsets32 = std::mem::take(&mut self.offsets32);
                 let mut offsets64 = std::mem::take(&mut self.offsets64);
                 offsets32.clear();
@@ -213,12 +255,16 @@ impl Scratch {
                 } else {
                     offsets32.push(0);
                 }
+                // Whether some value starts with a UTF-8 continuation byte.
+                let mut split = false;
                 for i in 0..k {
                     if valid(i) {
                         let (p, size) = src(i);
                         // SAFETY: checked good: inside the record, or the
                         // caller's pointer and length.
-                        self.values.extend_from_slice(unsafe { var_bytes(encoding, p, size) });
+                        let v = unsafe { var_bytes(encoding, p, size) };
+                        split |= v.first().is_some_and(|&b| (b as i8) < -64);
+                        self.values.extend_from_slice(v);
                     }
                     // In range: `check` bounds a 32-bit column's total.
                     if large {
@@ -227,10 +273,27 @@ impl Scratch {
                         offsets32.push(self.values.len() as i32);
                     }
                 }
+                // Each value is UTF-8 exactly when their concatenation is
+                // and none starts inside a character (with a continuation
+                // byte): one check over the gathered bytes, and only on a
+                // failure one per value to find the first bad record.
+                if utf8 && (split || std::str::from_utf8(&self.values).is_err()) {
+                    let end = |i: usize| if large { offsets64[i] as usize } else { offsets32[i] as usize };
+                    let bad = (0..k).find(|&i| std::str::from_utf8(&self.values[end(i)..end(i + 1)]).is_err());
+                    self.offsets32 = offsets32;
+                    self.offsets64 = offsets64;
+                    return Ok(Some(bad.expect("a value that is not UTF-8")));
+                }
                 let values = Buffer::from_vec(std::mem::take(&mut self.values));
                 let offsets = if large { Buffer::from_vec(offsets64) } else { Buffer::from_vec(offsets32) };
                 let nulls = has_nulls.then(|| Buffer::from_vec(std::mem::take(&mut self.validity)));
-                let builder = ArrayData::builder(data_type.clone())
+                let data_type = match (large, is_utf8) {
+                    (false, true) => DataType::Utf8,
+                    (true, true) => DataType::LargeUtf8,
+                    (false, false) => DataType::Binary,
+                    (true, false) => DataType::LargeBinary,
+                };
+                let builder = ArrayData::builder(data_type)
                     .len(k)
                     .add_buffer(offsets.clone())
                     .add_buffer(values.clone())
@@ -248,7 +311,7 @@ impl Scratch {
                 } else {
                     self.offsets32 = offsets.into_vec().unwrap_or_default();
                 }
-                result
+                result.map(|()| None)
             }
             (Class::Bool | Class::Fixed { .. }, _) => unreachable!("gathered by direct::write_fixed"),
         }
@@ -276,4 +339,13 @@ unsafe fn var_bytes<'a>(encoding: Encoding, p: *const u8, size: usize) -> &'a [u
             _ => unreachable!("var encodings"),
         }
     }
+}
+
+/// Whether record `r`'s value in utf8 column `col` is UTF-8 (a null is).
+///
+/// # Safety
+/// The record passed the column's checks (but UTF-8).
+unsafe fn utf8_value(col: &ColumnLayout, r: (*const u8, usize)) -> bool {
+    // SAFETY: per the contract.
+    unsafe { is_null(r.0, col.null) || std::str::from_utf8(var_bytes(col.encoding, r.0, r.1)).is_ok() }
 }
