@@ -1,12 +1,14 @@
 //! A fixed workload for instruction counts (valgrind's cachegrind), which a
 //! noisy machine does not disturb: one case writes `batches` batches of 8192
-//! rows through the row path or the column path and finishes each one.
+//! rows through the row path, the column path or one
+//! `RecordLayout::write_records` call (the `rec_` cases) and finishes each
+//! one.
 //!
 //!     cargo build --release --bench instructions
 //!     valgrind --tool=cachegrind target/release/deps/instructions-* <case> <batches>
 //!
-//! `<case>` is `<path>_<type>` (`row_int32_nulls`, `col_utf8`, ...; no
-//! argument lists them). Run a case with 1 and with 11 batches: the
+//! `<case>` is `<path>_<type>` (`row_int32_nulls`, `col_utf8`,
+//! `rec_rec3_half`, ...; no argument lists them). Run a case with 1 and with 11 batches: the
 //! difference over 10 is the cost of one steady-state batch, without the
 //! set-up (data generation, writer creation, the first batch's allocations).
 
