@@ -328,3 +328,24 @@ fn utf8_bad_first_last_and_split_characters() {
     // Without the UTF-8 check, the bytes are written as they are.
     assert_eq!(utf8_call(&s, &col(Some(0), bad), &[], false), (n, String::new()));
 }
+
+#[test]
+fn utf8_under_a_memory_limit() {
+    let long: Vec<u8> = vec![b'z'; 12];
+    let vals: Vec<&[u8]> = (0..2000).map(|_| &long[..]).collect();
+    let bytes = utf8_records(&vals, &vals, &[]);
+    for (limit, fits) in [(4 << 10, false), (64 << 20, true)] {
+        let (schema, mut l) = utf8_layout();
+        let opts = WriterOptions { memory_limit: limit, ..WriterOptions::default() };
+        let mut w = ArrowWriter::create(schema, opts).unwrap();
+        let r = l.write_records(&mut w, &bytes, U_STRIDE);
+        if fits {
+            assert_eq!(r, Ok(2000));
+        } else {
+            let e = r.unwrap_err();
+            assert_eq!((e.written, e.error.code()), (0, quiver::ErrorCode::OutOfMemory), "{e}");
+            assert_eq!(w.rows(), 0);
+        }
+        assert_eq!(w.finish().unwrap().num_rows(), if fits { 2000 } else { 0 });
+    }
+}

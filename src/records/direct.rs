@@ -5,9 +5,10 @@
 //! validity bits built 8 records at a time into a byte from the null marks.
 
 use super::check::{decimal_value, read};
+use super::gather::var_bytes;
 use super::types::{Class, ColumnLayout, Encoding, NullMark};
 use crate::error::Result;
-use crate::writer::in_place::{BitsOut, ValuesOut};
+use crate::writer::in_place::{BitsOut, ValuesOut, VarOut};
 use crate::ArrowWriter;
 
 /// Writes whole bytes of bits into a [`BitsOut`], byte `j` of the input
@@ -208,4 +209,77 @@ pub(super) unsafe fn write_fixed(
     };
     // SAFETY: `fill` writes all `k` values (each arm: every record).
     unsafe { w.append_in_place(node, call, k, fill) }
+}
+
+/// Gathers utf8/binary column `col` of records `0..k`, all checked good
+/// (but for UTF-8), into top-level column `node` of `w`: one pass pushes
+/// each value's bytes and end offset onto the column's own buffers; with
+/// `utf8`, one UTF-8 check over the bytes pushed, with the test that no
+/// value starts with a continuation byte (a character split across two
+/// values): the values are each UTF-8 exactly when both hold. Only when
+/// they do not is each value checked; `Ok(Some(i))`, the column as it was,
+/// when record `i` is the first bad one.
+///
+/// # Safety
+/// As [`write_fixed`]; pointer values point to their lengths of bytes.
+pub(super) unsafe fn write_var(
+    w: &mut ArrowWriter,
+    call: &str,
+    node: usize,
+    col: &ColumnLayout,
+    rec: impl Fn(usize) -> (*const u8, usize),
+    k: usize,
+    utf8: bool,
+) -> Result<Option<usize>> {
+    let (encoding, null) = (col.encoding, col.null);
+    let data_bytes = if w.options().memory_limit == 0 {
+        0
+    } else {
+        // SAFETY: as below.
+        (0..k).map(|i| unsafe { var_bytes(encoding, rec(i).0, rec(i).1).len() }).sum()
+    };
+    let fill = |out: VarOut<'_>, validity: Option<BitsOut<'_>>| {
+        let VarOut { offsets, data, large } = out;
+        let (start, first) = (data.len(), offsets.len());
+        let width = if large { 8 } else { 4 };
+        offsets.reserve(k * width);
+        let mut split = false;
+        let put = |_: usize, (p, size): (*const u8, usize), valid: bool| {
+            if valid {
+                // SAFETY: checked good: inside the record, or the caller's
+                // pointer and length.
+                let v = unsafe { var_bytes(encoding, p, size) };
+                split |= v.first().is_some_and(|&b| (b as i8) < -64);
+                data.extend_from_slice(v);
+            }
+            if large {
+                offsets.push(data.len() as i64);
+            } else {
+                offsets.push(data.len() as i32);
+            }
+        };
+        // SAFETY: the null marks are inside the records.
+        unsafe { for_each_record(k, rec, null, validity, put) };
+        if !utf8 || (!split && std::str::from_utf8(&data[start..]).is_ok()) {
+            return None;
+        }
+        let end = |i: usize| {
+            let b = &offsets[first + i * width..first + (i + 1) * width];
+            if large {
+                i64::from_le_bytes(b.try_into().expect("8 bytes")) as usize
+            } else {
+                i32::from_le_bytes(b.try_into().expect("4 bytes")) as usize
+            }
+        };
+        let mut from = start;
+        for i in 0..k {
+            let to = end(i);
+            if std::str::from_utf8(&data[from..to]).is_err() {
+                return Some(i);
+            }
+            from = to;
+        }
+        unreachable!("a value that is not UTF-8")
+    };
+    w.append_var_in_place(node, call, k, data_bytes, fill)
 }

@@ -1,18 +1,14 @@
 //! The batched call: every record checked (src/records/check.rs), then each
-//! column of the first `k` good records written, one column at a time:
-//! fixed-width and boolean columns gathered straight into the writer's
-//! buffers (src/records/direct.rs), utf8/binary ones into scratch (values,
-//! offsets and validity; a null value is an empty span) and written through
-//! the column path. The rows commit when the last column is written.
+//! column of the first `k` good records gathered straight into the
+//! writer's buffers (src/records/direct.rs; a null utf8/binary value is an
+//! empty span), one column at a time. The rows commit when the last column
+//! is written.
 
-use arrow_array::make_array;
-use arrow_buffer::{bit_util, Buffer};
-use arrow_data::ArrayData;
-use arrow_schema::{DataType, SchemaRef};
+use arrow_schema::SchemaRef;
 
 use super::check::{bad, check, is_null, read, rel_bytes};
 use super::direct;
-use super::types::{fits, Class, ColumnLayout, Encoding, NullMark, RecordsError};
+use super::types::{fits, Class, ColumnLayout, Encoding, RecordsError};
 use crate::error::{ErrorCode, QuiverError, Result};
 use crate::ArrowWriter;
 
@@ -80,15 +76,6 @@ macro_rules! with_records {
     };
 }
 
-/// Reusable buffers of the batched calls.
-#[derive(Debug, Default)]
-pub(crate) struct Scratch {
-    values: Vec<u8>,
-    validity: Vec<u8>,
-    offsets32: Vec<i32>,
-    offsets64: Vec<i64>,
-}
-
 /// Writes records `0..n` of `src`; errors are named after `call`. The
 /// records of `src` hold what their sizes say (unknown sizes: what the
 /// layout reads), pointer values point to their lengths of bytes.
@@ -98,7 +85,6 @@ pub(crate) struct Scratch {
 pub(crate) unsafe fn write(
     schema: &SchemaRef,
     columns: &[Option<ColumnLayout>],
-    scratch: &mut Scratch,
     w: &mut ArrowWriter,
     call: &str,
     src: Source,
@@ -135,7 +121,7 @@ pub(crate) unsafe fn write(
     }
     // Check every column over the good prefix; each check may shorten it.
     // UTF-8 is not checked here but over each utf8 column's gathered bytes
-    // at once (`Scratch::write_column`); `failed_in` is the column of the
+    // at once (`direct::write_var`); `failed_in` is the column of the
     // failure (None: the size check), which wins a tie at record `k` over
     // a later column only.
     let opts = w.options().clone();
@@ -173,7 +159,8 @@ pub(crate) unsafe fn write(
             let utf8 = checks_utf8(&col);
             let written = match col.class {
                 Class::Var { .. } => {
-                    with_records!(src, |rec| scratch.write_column(w, node, &col, rec, k, utf8))
+                    // SAFETY: as below, and pointer values were checked.
+                    with_records!(src, |rec| unsafe { direct::write_var(w, call, node, &col, rec, k, utf8) })
                 }
                 _ => {
                     // SAFETY: the records hold what the layout reads (the
@@ -208,121 +195,11 @@ pub(crate) unsafe fn write(
     }
 }
 
-impl Scratch {
-    /// Gathers utf8/binary column `col` of records `0..k` (all good but for
-    /// UTF-8) and writes it through the column path; with `utf8`, checks
-    /// the values are UTF-8 first: `Ok(Some(i))`, nothing written, when
-    /// record `i` is the first that is not.
-    fn write_column(
-        &mut self,
-        w: &mut ArrowWriter,
-        node: usize,
-        col: &ColumnLayout,
-        src: impl Fn(usize) -> (*const u8, usize),
-        k: usize,
-        utf8: bool,
-    ) -> Result<Option<usize>> {
-        let with_nulls = col.null != NullMark::Never;
-        self.validity.clear();
-        let mut nulls = 0;
-        if with_nulls {
-            self.validity.resize(k.div_ceil(8), 0);
-            let mut valid_count = 0;
-            for (byte_at, byte) in self.validity.iter_mut().enumerate() {
-                let mut b = 0u8;
-                for j in 0..(k - byte_at * 8).min(8) {
-                    // SAFETY: the record holds `min_record_size` bytes.
-                    let valid = !unsafe { is_null(src(byte_at * 8 + j).0, col.null) };
-                    b |= (valid as u8) << j;
-                }
-                valid_count += b.count_ones() as usize;
-                *byte = b;
-            }
-            nulls = k - valid_count;
-        }
-        let has_nulls = nulls > 0;
-        let validity = has_nulls.then_some(&self.validity[..]);
-        let valid = |i: usize| validity.is_none_or(|v| bit_util::get_bit(v, i));
-        self.values.clear();
-        match (col.class, col.encoding) {
-            (Class::Var { large, utf8: is_utf8 }, encoding) => {
-                let mut offsets32 = std::mem::take(&mut self.offsets32);
-                let mut offsets64 = std::mem::take(&mut self.offsets64);
-                offsets32.clear();
-                offsets64.clear();
-                if large {
-                    offsets64.push(0);
-                } else {
-                    offsets32.push(0);
-                }
-                // Whether some value starts with a UTF-8 continuation byte.
-                let mut split = false;
-                for i in 0..k {
-                    if valid(i) {
-                        let (p, size) = src(i);
-                        // SAFETY: checked good: inside the record, or the
-                        // caller's pointer and length.
-                        let v = unsafe { var_bytes(encoding, p, size) };
-                        split |= v.first().is_some_and(|&b| (b as i8) < -64);
-                        self.values.extend_from_slice(v);
-                    }
-                    // In range: `check` bounds a 32-bit column's total.
-                    if large {
-                        offsets64.push(self.values.len() as i64);
-                    } else {
-                        offsets32.push(self.values.len() as i32);
-                    }
-                }
-                // Each value is UTF-8 exactly when their concatenation is
-                // and none starts inside a character (with a continuation
-                // byte): one check over the gathered bytes, and only on a
-                // failure one per value to find the first bad record.
-                if utf8 && (split || std::str::from_utf8(&self.values).is_err()) {
-                    let end = |i: usize| if large { offsets64[i] as usize } else { offsets32[i] as usize };
-                    let bad = (0..k).find(|&i| std::str::from_utf8(&self.values[end(i)..end(i + 1)]).is_err());
-                    self.offsets32 = offsets32;
-                    self.offsets64 = offsets64;
-                    return Ok(Some(bad.expect("a value that is not UTF-8")));
-                }
-                let values = Buffer::from_vec(std::mem::take(&mut self.values));
-                let offsets = if large { Buffer::from_vec(offsets64) } else { Buffer::from_vec(offsets32) };
-                let nulls = has_nulls.then(|| Buffer::from_vec(std::mem::take(&mut self.validity)));
-                let data_type = match (large, is_utf8) {
-                    (false, true) => DataType::Utf8,
-                    (true, true) => DataType::LargeUtf8,
-                    (false, false) => DataType::Binary,
-                    (true, false) => DataType::LargeBinary,
-                };
-                let builder = ArrayData::builder(data_type)
-                    .len(k)
-                    .add_buffer(offsets.clone())
-                    .add_buffer(values.clone())
-                    .null_bit_buffer(nulls.clone());
-                // SAFETY: offsets are k + 1 increasing values within `values`;
-                // UTF-8 was checked when the writer checks it.
-                let data = unsafe { builder.build_unchecked() };
-                let result = w.write_array(node, &make_array(data));
-                if let Some(n) = nulls {
-                    self.validity = n.into_vec().unwrap_or_default();
-                }
-                self.values = values.into_vec().unwrap_or_default();
-                if large {
-                    self.offsets64 = offsets.into_vec().unwrap_or_default();
-                } else {
-                    self.offsets32 = offsets.into_vec().unwrap_or_default();
-                }
-                result.map(|()| None)
-            }
-            (Class::Bool | Class::Fixed { .. }, _) => unreachable!("gathered by direct::write_fixed"),
-        }
-    }
-}
-
 /// The bytes of a var-width value of a good record.
 ///
 /// # Safety
 /// The record was checked good (see `check`).
-unsafe fn var_bytes<'a>(encoding: Encoding, p: *const u8, size: usize) -> &'a [u8] {
+pub(super) unsafe fn var_bytes<'a>(encoding: Encoding, p: *const u8, size: usize) -> &'a [u8] {
     // SAFETY: per the contract.
     unsafe {
         match encoding {
