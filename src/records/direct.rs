@@ -4,8 +4,7 @@
 //! same pass (the value ANDed with a mask, no branch per record), and the
 //! validity bits built 8 records at a time into a byte from the null marks.
 
-use super::check::{decimal_value, read};
-use super::gather::var_bytes;
+use super::check::{decimal_value, read, var_bytes};
 use super::types::{Class, ColumnLayout, Encoding, NullMark};
 use crate::error::Result;
 use crate::writer::in_place::{BitsOut, ValuesOut, VarOut};

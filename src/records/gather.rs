@@ -6,9 +6,9 @@
 
 use arrow_schema::SchemaRef;
 
-use super::check::{bad, check, is_null, read, rel_bytes};
+use super::check::{bad, check, is_null, var_bytes};
 use super::direct;
-use super::types::{fits, Class, ColumnLayout, Encoding, RecordsError};
+use super::types::{fits, Class, ColumnLayout, RecordsError};
 use crate::error::{ErrorCode, QuiverError, Result};
 use crate::ArrowWriter;
 
@@ -192,29 +192,6 @@ pub(crate) unsafe fn write(
     match failure {
         None => Ok(n),
         Some(error) => Err(RecordsError { written: k, error }),
-    }
-}
-
-/// The bytes of a var-width value of a good record.
-///
-/// # Safety
-/// The record was checked good (see `check`).
-pub(super) unsafe fn var_bytes<'a>(encoding: Encoding, p: *const u8, size: usize) -> &'a [u8] {
-    // SAFETY: per the contract.
-    unsafe {
-        match encoding {
-            Encoding::PtrLen { ptr_at, len_at } => {
-                let ptr = usize::from_le_bytes(read::<8>(p, ptr_at)) as *const u8;
-                let len = u64::from_le_bytes(read(p, len_at)) as usize;
-                if len == 0 {
-                    &[]
-                } else {
-                    std::slice::from_raw_parts(ptr, len)
-                }
-            }
-            Encoding::RelLen { offset_at, len_at } => rel_bytes(p, size, offset_at, len_at).unwrap_or(&[]),
-            _ => unreachable!("var encodings"),
-        }
     }
 }
 
