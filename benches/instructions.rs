@@ -1,12 +1,14 @@
 //! A fixed workload for instruction counts (valgrind's cachegrind), which a
 //! noisy machine does not disturb: one case writes `batches` batches of 8192
-//! rows through the row path or the column path and finishes each one.
+//! rows through the row path, the column path or one
+//! `RecordLayout::write_records` call (the `rec_` cases) and finishes each
+//! one.
 //!
 //!     cargo build --release --bench instructions
 //!     valgrind --tool=cachegrind target/release/deps/instructions-* <case> <batches>
 //!
-//! `<case>` is `<path>_<type>` (`row_int32_nulls`, `col_utf8`, ...; no
-//! argument lists them). Run a case with 1 and with 11 batches: the
+//! `<case>` is `<path>_<type>` (`row_int32_nulls`, `col_utf8`,
+//! `rec_rec3_half`, ...; no argument lists them). Run a case with 1 and with 11 batches: the
 //! difference over 10 is the cost of one steady-state batch, without the
 //! set-up (data generation, writer creation, the first batch's allocations).
 
@@ -237,9 +239,15 @@ fn main() {
         for ty in TYPES {
             println!("row_{ty}\ncol_{ty}");
         }
+        for ty in RECORD_TYPES {
+            println!("rec_{ty}");
+        }
         return;
     };
     let batches: usize = args.get(2).map_or(1, |b| b.parse().expect("batches: a number"));
+    if let Some(ty) = case.strip_prefix("rec_") {
+        return write_records(ty, batches);
+    }
     let (path, ty) = case.split_once('_').expect("<path>_<type>");
     assert!(TYPES.contains(&ty), "unknown case {case}");
     let inp = input(ty);
@@ -256,6 +264,58 @@ fn main() {
             assert_eq!(batch.column(0).to_data(), inp.array.to_data(), "{case}: the batch differs from the input");
         }
         rows += black_box(batch).num_rows();
+    }
+    assert_eq!(rows, batches * ROWS);
+}
+
+// ---- records: one RecordLayout::write_records per batch -----------------------------------
+
+/// The record cases (`rec_<type>`): `rec3` the 24-byte {int64, float64,
+/// int32, null bits} records of benches/write.rs's rec3 groups (`_half`:
+/// each value null with probability 1/2); `utf8` 32-byte records, a u32
+/// offset and length at 0 and 4, a null flag byte at 8 and a 0..11-byte
+/// ASCII string at 16 (`_half`: half of them null).
+const RECORD_TYPES: [&str; 4] = ["rec3", "rec3_half", "utf8", "utf8_half"];
+
+fn write_records(ty: &str, batches: usize) {
+    use quiver::{Encoding, NullMark, RecordLayout};
+    assert!(RECORD_TYPES.contains(&ty), "unknown case rec_{ty}");
+    let half = ty.ends_with("_half");
+    let mut g = Gen(0x9E37_79B9_7F4A_7C15);
+    let (schema, stride) =
+        if ty.starts_with("rec3") { ("a: int32, b: int64, c: float64", 24) } else { ("s: utf8", 32) };
+    let schema = Arc::new(quiver::parse_schema(schema).expect("schema"));
+    let mut layout = RecordLayout::new(schema.clone());
+    let mut bytes = vec![0u8; ROWS * stride];
+    if stride == 24 {
+        for (col, at) in [(0, 16), (1, 0), (2, 8)] {
+            layout.set(col, Encoding::Fixed { at }, NullMark::Bit { at: 20, bit: col }).expect("layout");
+        }
+        for r in bytes.chunks_exact_mut(24) {
+            let x = g.next();
+            r[0..8].copy_from_slice(&(x as i64).to_le_bytes());
+            r[8..16].copy_from_slice(&((x >> 11) as f64).to_le_bytes());
+            r[16..20].copy_from_slice(&(x as i32).to_le_bytes());
+            r[20] = if half { ((x >> 40) & 7) as u8 } else { 0 };
+        }
+    } else {
+        layout.set(0, Encoding::RelLen { offset_at: 0, len_at: 4 }, NullMark::Byte { at: 8 }).expect("layout");
+        for r in bytes.chunks_exact_mut(32) {
+            let x = g.next();
+            let len = (x % 12) as usize;
+            r[0..4].copy_from_slice(&16u32.to_le_bytes());
+            r[4..8].copy_from_slice(&(len as u32).to_le_bytes());
+            r[8] = (half && (x >> 40) & 1 == 1) as u8;
+            for (k, b) in r[16..16 + len].iter_mut().enumerate() {
+                *b = b'a' + ((x >> (k * 4)) % 26) as u8;
+            }
+        }
+    }
+    let mut w = ArrowWriter::create(schema, WriterOptions::default()).expect("writer");
+    let mut rows = 0;
+    for _ in 0..batches {
+        assert_eq!(layout.write_records(&mut w, black_box(&bytes), stride), Ok(ROWS));
+        rows += black_box(w.finish().expect("finish")).num_rows();
     }
     assert_eq!(rows, batches * ROWS);
 }

@@ -197,3 +197,26 @@ pub(super) unsafe fn decimal_value(
     }
     true
 }
+
+/// The bytes of a var-width value of a good record.
+///
+/// # Safety
+/// The record was checked good (see `check`).
+pub(super) unsafe fn var_bytes<'a>(encoding: Encoding, p: *const u8, size: usize) -> &'a [u8] {
+    // SAFETY: per the contract.
+    unsafe {
+        match encoding {
+            Encoding::PtrLen { ptr_at, len_at } => {
+                let ptr = usize::from_le_bytes(read::<8>(p, ptr_at)) as *const u8;
+                let len = u64::from_le_bytes(read(p, len_at)) as usize;
+                if len == 0 {
+                    &[]
+                } else {
+                    std::slice::from_raw_parts(ptr, len)
+                }
+            }
+            Encoding::RelLen { offset_at, len_at } => rel_bytes(p, size, offset_at, len_at).unwrap_or(&[]),
+            _ => unreachable!("var encodings"),
+        }
+    }
+}

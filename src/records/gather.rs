@@ -1,17 +1,14 @@
 //! The batched call: every record checked (src/records/check.rs), then each
-//! column of the first `k` good records gathered into scratch (values and
-//! validity; the column path zeroes the fixed-width values under nulls, a
-//! null utf8/binary value is an empty span) and written through the column
-//! path, one column at a time. The rows commit when the last column is
-//! written.
+//! column of the first `k` good records gathered straight into the
+//! writer's buffers (src/records/direct.rs; a null utf8/binary value is an
+//! empty span), one column at a time. The rows commit when the last column
+//! is written.
 
-use arrow_array::make_array;
-use arrow_buffer::{bit_util, Buffer};
-use arrow_data::ArrayData;
-use arrow_schema::{DataType, SchemaRef};
+use arrow_schema::SchemaRef;
 
-use super::check::{bad, check, decimal_value, is_null, read, rel_bytes};
-use super::types::{fits, Class, ColumnLayout, Encoding, NullMark, RecordsError};
+use super::check::{bad, check, is_null, var_bytes};
+use super::direct;
+use super::types::{fits, Class, ColumnLayout, RecordsError};
 use crate::error::{ErrorCode, QuiverError, Result};
 use crate::ArrowWriter;
 
@@ -79,15 +76,6 @@ macro_rules! with_records {
     };
 }
 
-/// Reusable buffers of the batched calls.
-#[derive(Debug, Default)]
-pub(crate) struct Scratch {
-    values: Vec<u8>,
-    validity: Vec<u8>,
-    offsets32: Vec<i32>,
-    offsets64: Vec<i64>,
-}
-
 /// Writes records `0..n` of `src`; errors are named after `call`. The
 /// records of `src` hold what their sizes say (unknown sizes: what the
 /// layout reads), pointer values point to their lengths of bytes.
@@ -97,7 +85,6 @@ pub(crate) struct Scratch {
 pub(crate) unsafe fn write(
     schema: &SchemaRef,
     columns: &[Option<ColumnLayout>],
-    scratch: &mut Scratch,
     w: &mut ArrowWriter,
     call: &str,
     src: Source,
@@ -133,27 +120,74 @@ pub(crate) unsafe fn write(
         ));
     }
     // Check every column over the good prefix; each check may shorten it.
+    // UTF-8 is not checked here but over each utf8 column's gathered bytes
+    // at once (`direct::write_var`); `failed_in` is the column of the
+    // failure (None: the size check), which wins a tie at record `k` over
+    // a later column only.
     let opts = w.options().clone();
+    let check_opts = crate::WriterOptions { validate_utf8: false, ..opts.clone() };
+    let mut failed_in = None;
     for (c, col) in columns.iter().enumerate() {
         let col = col.expect("described");
-        let found = with_records!(src, |rec| check(&col, c, call, rec, k, &opts, schema));
+        let found = with_records!(src, |rec| check(&col, c, call, rec, k, &check_opts, schema));
         if let Some((i, e)) = found {
             k = i;
             failure = Some(e);
+            failed_in = Some(c);
         }
     }
-    if k > 0 {
+    let utf8_error = |c: usize, i: usize| {
+        bad(ErrorCode::InvalidArgument, call, i, &format!("column {c} ({})", schema.field(c).name()), "invalid UTF-8")
+    };
+    let checks_utf8 = |col: &ColumnLayout| opts.validate_utf8 && matches!(col.class, Class::Var { utf8: true, .. });
+    // A tie: record `k`, bad in a later column, is invalid UTF-8 in an
+    // earlier one (whose check covered record `k`): the earlier one names it.
+    if let Some(f) = failed_in.filter(|_| k < n) {
+        for (c, col) in columns.iter().enumerate().take(f) {
+            let col = col.expect("described");
+            // SAFETY: record `k` passed column `c`'s checks (c < f).
+            if checks_utf8(&col) && !unsafe { utf8_value(&col, src.record(k)) } {
+                failure = Some(utf8_error(c, k));
+                break;
+            }
+        }
+    }
+    'write: while k > 0 {
         for (c, col) in columns.iter().enumerate() {
             let col = col.expect("described");
             let node = w.top[c];
-            let dt = schema.field(c).data_type();
-            if let Err(e) = with_records!(src, |rec| scratch.write_column(w, node, &col, rec, k, dt)) {
-                // Not a record's fault (e.g. the batch's offsets are
-                // full): drop the columns written so far.
-                let _ = w.abort_row();
-                return Err(RecordsError { written: 0, error: e });
+            let utf8 = checks_utf8(&col);
+            let written = match col.class {
+                Class::Var { .. } => {
+                    // SAFETY: as below, and pointer values were checked.
+                    with_records!(src, |rec| unsafe { direct::write_var(w, call, node, &col, rec, k, utf8) })
+                }
+                _ => {
+                    // SAFETY: the records hold what the layout reads (the
+                    // size check above) and were checked good.
+                    let r = with_records!(src, |rec| unsafe { direct::write_fixed(w, call, node, &col, rec, k) });
+                    r.map(|()| None)
+                }
+            };
+            match written {
+                Ok(None) => {}
+                Ok(Some(i)) => {
+                    // Record `i` is invalid UTF-8 in column `c`: write the
+                    // records before it again, without the columns written.
+                    let _ = w.abort_row();
+                    k = i;
+                    failure = Some(utf8_error(c, i));
+                    continue 'write;
+                }
+                Err(e) => {
+                    // Not a record's fault (e.g. the batch's offsets are
+                    // full): drop the columns written so far.
+                    let _ = w.abort_row();
+                    return Err(RecordsError { written: 0, error: e });
+                }
             }
         }
+        break;
     }
     match failure {
         None => Ok(n),
@@ -161,160 +195,11 @@ pub(crate) unsafe fn write(
     }
 }
 
-impl Scratch {
-    /// Gathers column `col` of records `0..k` (all good) and writes it.
-    fn write_column(
-        &mut self,
-        w: &mut ArrowWriter,
-        node: usize,
-        col: &ColumnLayout,
-        src: impl Fn(usize) -> (*const u8, usize),
-        k: usize,
-        data_type: &DataType,
-    ) -> Result<()> {
-        let with_nulls = col.null != NullMark::Never;
-        self.validity.clear();
-        let mut nulls = 0;
-        if with_nulls {
-            self.validity.resize(k.div_ceil(8), 0);
-            let mut valid_count = 0;
-            for (byte_at, byte) in self.validity.iter_mut().enumerate() {
-                let mut b = 0u8;
-                for j in 0..(k - byte_at * 8).min(8) {
-                    // SAFETY: the record holds `min_record_size` bytes.
-                    let valid = !unsafe { is_null(src(byte_at * 8 + j).0, col.null) };
-                    b |= (valid as u8) << j;
-                }
-                valid_count += b.count_ones() as usize;
-                *byte = b;
-            }
-            nulls = k - valid_count;
-        }
-        let has_nulls = nulls > 0;
-        let validity = has_nulls.then_some(&self.validity[..]);
-        let valid = |i: usize| validity.is_none_or(|v| bit_util::get_bit(v, i));
-        self.values.clear();
-        match (col.class, col.encoding) {
-            (Class::Bool, Encoding::Fixed { at }) => {
-                self.values.resize(k.div_ceil(8), 0);
-                for i in 0..k {
-                    // SAFETY: inside the record (min size).
-                    let set = valid(i) & (unsafe { *src(i).0.add(at) } != 0);
-                    self.values[i / 8] |= (set as u8) << (i % 8);
-                }
-                w.write_column_bytes(node, &self.values, validity, k)
-            }
-            (Class::Fixed { width, .. }, Encoding::Fixed { at }) => {
-                self.values.resize(k * width, 0);
-                // Every value copied, nulls included: the column path zeroes
-                // the values under nulls (branch-free), so the loop has no
-                // branch per record.
-                macro_rules! copy {
-                    ($n:expr) => {
-                        for (i, v) in self.values.chunks_exact_mut($n).enumerate() {
-                            // SAFETY: inside the record (min size).
-                            v.copy_from_slice(&unsafe { read::<$n>(src(i).0, at) });
-                        }
-                    };
-                }
-                match width {
-                    1 => copy!(1),
-                    2 => copy!(2),
-                    4 => copy!(4),
-                    8 => copy!(8),
-                    16 => copy!(16),
-                    _ => {
-                        for (i, v) in self.values.chunks_exact_mut(width).enumerate() {
-                            // SAFETY: inside the record (min size).
-                            v.copy_from_slice(unsafe { std::slice::from_raw_parts(src(i).0.add(at), width) });
-                        }
-                    }
-                }
-                w.write_column_bytes(node, &self.values, validity, k)
-            }
-            (Class::Fixed { width, .. }, encoding) => {
-                self.values.resize(k * width, 0);
-                let mut le = [0u8; 32];
-                for (i, v) in self.values.chunks_exact_mut(width).enumerate() {
-                    let (p, size) = src(i);
-                    // SAFETY: inside the record; checked good.
-                    if valid(i) && unsafe { decimal_value(encoding, p, size, width, &mut le) } {
-                        v.copy_from_slice(&le[..width]);
-                    }
-                }
-                w.write_column_bytes(node, &self.values, validity, k)
-            }
-            (Class::Var { large, .. }, encoding) => {
-                let mut offsets32 = std::mem::take(&mut self.offsets32);
-                let mut offsets64 = std::mem::take(&mut self.offsets64);
-                offsets32.clear();
-                offsets64.clear();
-                if large {
-                    offsets64.push(0);
-                } else {
-                    offsets32.push(0);
-                }
-                for i in 0..k {
-                    if valid(i) {
-                        let (p, size) = src(i);
-                        // SAFETY: checked good: inside the record, or the
-                        // caller's pointer and length.
-                        self.values.extend_from_slice(unsafe { var_bytes(encoding, p, size) });
-                    }
-                    // In range: `check` bounds a 32-bit column's total.
-                    if large {
-                        offsets64.push(self.values.len() as i64);
-                    } else {
-                        offsets32.push(self.values.len() as i32);
-                    }
-                }
-                let values = Buffer::from_vec(std::mem::take(&mut self.values));
-                let offsets = if large { Buffer::from_vec(offsets64) } else { Buffer::from_vec(offsets32) };
-                let nulls = has_nulls.then(|| Buffer::from_vec(std::mem::take(&mut self.validity)));
-                let builder = ArrayData::builder(data_type.clone())
-                    .len(k)
-                    .add_buffer(offsets.clone())
-                    .add_buffer(values.clone())
-                    .null_bit_buffer(nulls.clone());
-                // SAFETY: offsets are k + 1 increasing values within `values`;
-                // UTF-8 was checked when the writer checks it.
-                let data = unsafe { builder.build_unchecked() };
-                let result = w.write_array(node, &make_array(data));
-                if let Some(n) = nulls {
-                    self.validity = n.into_vec().unwrap_or_default();
-                }
-                self.values = values.into_vec().unwrap_or_default();
-                if large {
-                    self.offsets64 = offsets.into_vec().unwrap_or_default();
-                } else {
-                    self.offsets32 = offsets.into_vec().unwrap_or_default();
-                }
-                result
-            }
-            (Class::Bool, _) => unreachable!("booleans take Fixed"),
-        }
-    }
-}
-
-/// The bytes of a var-width value of a good record.
+/// Whether record `r`'s value in utf8 column `col` is UTF-8 (a null is).
 ///
 /// # Safety
-/// The record was checked good (see `check`).
-unsafe fn var_bytes<'a>(encoding: Encoding, p: *const u8, size: usize) -> &'a [u8] {
+/// The record passed the column's checks (but UTF-8).
+unsafe fn utf8_value(col: &ColumnLayout, r: (*const u8, usize)) -> bool {
     // SAFETY: per the contract.
-    unsafe {
-        match encoding {
-            Encoding::PtrLen { ptr_at, len_at } => {
-                let ptr = usize::from_le_bytes(read::<8>(p, ptr_at)) as *const u8;
-                let len = u64::from_le_bytes(read(p, len_at)) as usize;
-                if len == 0 {
-                    &[]
-                } else {
-                    std::slice::from_raw_parts(ptr, len)
-                }
-            }
-            Encoding::RelLen { offset_at, len_at } => rel_bytes(p, size, offset_at, len_at).unwrap_or(&[]),
-            _ => unreachable!("var encodings"),
-        }
-    }
+    unsafe { is_null(r.0, col.null) || std::str::from_utf8(var_bytes(col.encoding, r.0, r.1)).is_ok() }
 }

@@ -3,16 +3,16 @@
 //! a record, how its null is marked and how the value is encoded; one call
 //! then writes N records into the columns as committed rows.
 //!
-//! The call works column by column: each column's values are gathered from
-//! the records into a scratch buffer the layout keeps (values and a
-//! validity bitmap), then handed to the writer's column
-//! path (`write_column_bytes`, `write_array`).
+//! The call works column by column: each column's values and validity are
+//! gathered from the records straight into the column's own buffers
+//! (src/records/direct.rs).
 
 use arrow_schema::SchemaRef;
 
 use crate::error::{ErrorCode, QuiverError, Result};
 
 mod check;
+mod direct;
 pub(crate) mod gather;
 mod types;
 
@@ -20,9 +20,8 @@ use types::{Class, ColumnLayout};
 pub use types::{Encoding, NullMark, RecordsError};
 
 /// Where every top-level column of a schema sits in a row-major record;
-/// described once, used for every batch. It also keeps the scratch buffers
-/// of the batched calls, so that a steady state allocates nothing per batch
-/// beyond the writer's own buffers.
+/// described once, used for every batch. A batched call writes straight
+/// into the writer's buffers: it allocates nothing beyond their growth.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -49,7 +48,6 @@ pub use types::{Encoding, NullMark, RecordsError};
 pub struct RecordLayout {
     schema: SchemaRef,
     columns: Vec<Option<ColumnLayout>>,
-    scratch: gather::Scratch,
 }
 
 impl RecordLayout {
@@ -65,14 +63,14 @@ impl RecordLayout {
         n: usize,
     ) -> Result<usize, RecordsError> {
         // SAFETY: per the contract.
-        unsafe { gather::write(&self.schema, &self.columns, &mut self.scratch, w, call, src, n) }
+        unsafe { gather::write(&self.schema, &self.columns, w, call, src, n) }
     }
 
     /// A layout for the top-level columns of `schema`, none described yet:
     /// describe each with [`RecordLayout::set`] before writing.
     pub fn new(schema: SchemaRef) -> RecordLayout {
         let columns = vec![None; schema.fields().len()];
-        RecordLayout { schema, columns, scratch: gather::Scratch::default() }
+        RecordLayout { schema, columns }
     }
 
     /// The schema whose top-level columns this layout describes.

@@ -19,6 +19,7 @@ mod encoded;
 mod encoded_copy;
 mod encoded_row;
 mod finish;
+pub(crate) mod in_place;
 mod limit;
 mod nested;
 mod position;
