@@ -70,6 +70,9 @@ impl ArrowWriter {
         let mut refused = None;
         let result = self.column_write(node, |w| {
             let n = &mut w.nodes[node];
+            // The caller sets the bits of the valid values it writes: the
+            // bits the row path still owes (lazy validity) are written first.
+            n.materialize_validity();
             let at = n.len;
             let end = at + count;
             let validity = n.validity.as_mut().map(|v| {
@@ -122,6 +125,9 @@ impl ArrowWriter {
         self.check_column(call, node, bytes, count)?;
         self.column_write(node, |w| {
             let n = &mut w.nodes[node];
+            // The caller sets the bits of the valid values it writes: the
+            // bits the row path still owes (lazy validity) are written first.
+            n.materialize_validity();
             let at = n.len;
             let end = at + count;
             let validity = n.validity.as_mut().map(|v| {
