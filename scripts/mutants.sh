@@ -23,7 +23,7 @@ command -v cargo-mutants >/dev/null || { echo "cargo-mutants is not installed: c
 # mutant its file's tests miss is run again with QUIVER_MUTANTS_ALL=1 (and --re).
 declare -A tests_of=(
   [src/export.rs]="lifecycle stress determinism smoke errors bad_input"
-  [src/buffer/mod.rs]="lifecycle stress determinism smoke stats column_copy row_path_commit refused_nested errors fuzz_replay bad_input"
+  [src/buffer/mod.rs]="lifecycle stress determinism smoke stats memory_limit column_copy row_path_commit refused_nested errors fuzz_replay bad_input"
   [src/buffer/bits.rs]="lifecycle determinism smoke column_copy row_path_commit refused_nested errors fuzz_replay bad_input"
   [src/buffer/offsets.rs]="lifecycle determinism smoke column_copy row_path_commit refused_nested errors fuzz_replay bad_input"
   [src/writer/position.rs]="lifecycle errors row_path_commit refused_nested stats memory_limit fuzz_replay bad_input"
