@@ -39,12 +39,14 @@ for f in "${files[@]}"; do
   list=${tests_of[$f]:-$all}
   [ -z "${QUIVER_MUTANTS_ALL:-}" ] || list=$all
   targs=()
-  for t in $list; do targs+=(--test "$t"); done
+  # --cargo-arg, not the arguments after `--`: those reach only `cargo test`, and the
+  # build step would build every test target of the crate for each mutant.
+  for t in $list; do targs+=(--cargo-arg=--test="$t"); done
   out="mutants.out/${f//\//_}"
   mkdir -p "$out"
-  echo "== $f: cargo mutants --file $f -- ${targs[*]}"
+  echo "== $f: cargo mutants --file $f ${targs[*]}"
   cargo mutants --in-place --file "$f" --output "$out" --profile mutants --baseline skip \
-    --timeout 120 --build-timeout 900 "${extra[@]}" -- "${targs[@]}" || true
+    --timeout 120 --build-timeout 900 "${targs[@]}" "${extra[@]}" || true
   if [ -f "$out/mutants.out/outcomes.json" ]; then
     for k in caught missed unviable timeout; do
       printf '%s %s: %s\n' "$f" "$k" "$(wc -l <"$out/mutants.out/$k.txt" 2>/dev/null || echo 0)"
