@@ -26,10 +26,10 @@ declare -A tests_of=(
   [src/buffer/mod.rs]="lifecycle stress determinism smoke stats memory_limit column_copy row_path_commit refused_nested errors fuzz_replay bad_input"
   [src/buffer/bits.rs]="lifecycle determinism smoke column_copy row_path_commit refused_nested errors fuzz_replay bad_input"
   [src/buffer/offsets.rs]="lifecycle determinism smoke column_copy row_path_commit refused_nested errors fuzz_replay bad_input"
-  [src/writer/position.rs]="lifecycle errors row_path_commit refused_nested stats memory_limit fuzz_replay bad_input"
+  [src/writer/position.rs]="lifecycle errors positions row_path_commit refused_nested stats memory_limit fuzz_replay bad_input"
 )
 order=(src/export.rs src/buffer/mod.rs src/buffer/bits.rs src/buffer/offsets.rs src/writer/position.rs)
-all="lifecycle stress determinism smoke errors stats column_copy row_path_commit refused_nested memory_limit fuzz_replay bad_input atomicity"
+all="lifecycle stress determinism smoke errors positions stats column_copy row_path_commit refused_nested memory_limit fuzz_replay bad_input atomicity"
 
 files=("$@")
 [ "${#files[@]}" -gt 0 ] || files=("${order[@]}")
