@@ -32,3 +32,43 @@ fn a_fixed_size_list_item_on_the_checked_path_takes_size_values() {
     let got: Vec<i128> = items.iter().map(Option::unwrap).collect();
     assert_eq!(got, [1, 2, 11, 12, 21, 22]);
 }
+
+/// A union member is written on the checked path: a union value takes one
+/// member value, and a second one in the same value is refused (dense: no
+/// member has grown since `begin`; sparse: every member is at the union's
+/// length). Kills: `delete match arm Layout::Union{offsets:Some(_), ..} in
+/// ArrowWriter::parent_slot_free` and the `==` mutants of both union arms.
+#[test]
+fn a_union_value_takes_one_member_value() {
+    for kind in ["dense_union", "sparse_union"] {
+        let text = format!("u: {kind}<a: int32, b: utf8>");
+        let mut w = ArrowWriter::from_text(&text, WriterOptions::default()).unwrap();
+        for row in 0..4i32 {
+            w.begin(0).unwrap();
+            if row % 2 == 0 {
+                w.append_i32(1, row).unwrap();
+            } else {
+                w.append_str(2, "x").unwrap();
+            }
+            for e in [w.append_i32(1, 7).unwrap_err(), w.append_str(2, "y").unwrap_err()] {
+                assert_eq!(e.code(), ErrorCode::InvalidArgument, "{text}: {e}");
+            }
+            w.end(0).unwrap();
+            w.end_row().unwrap();
+        }
+        let b = w.finish().unwrap();
+        b.column(0).to_data().validate_full().unwrap();
+        let u = b.column(0).as_union();
+        assert_eq!(u.type_ids().to_vec(), [0, 1, 0, 1], "{text}");
+        let a = u.child(0).as_primitive::<arrow_array::types::Int32Type>();
+        let s = u.child(1).as_string::<i32>();
+        for row in 0..4usize {
+            let at = u.value_offset(row);
+            if row % 2 == 0 {
+                assert_eq!(a.value(at), row as i32, "{text} row {row}");
+            } else {
+                assert_eq!(s.value(at), "x", "{text} row {row}");
+            }
+        }
+    }
+}
