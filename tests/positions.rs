@@ -72,3 +72,25 @@ fn a_union_value_takes_one_member_value() {
         }
     }
 }
+
+/// A fixed-size list of size 0 takes no item, on the fast path too (there a
+/// child's length equals its list's, 0, at the first entry). Kills: `replace
+/// == with != in ArrowWriter::child_slot_free` (the struct test taken for
+/// every other child: a fixed-size list item "free" when its length equals
+/// its list's).
+#[test]
+fn a_fixed_size_list_of_size_0_takes_no_item() {
+    let mut w = ArrowWriter::from_text("e: fixed_size_list<int32, 0>, x: int32", WriterOptions::default()).unwrap();
+    for row in 0..3 {
+        w.begin(0).unwrap();
+        let e = w.append_i32(1, 5).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidArgument, "row {row}: {e}");
+        w.end(0).unwrap();
+        w.append_i32(2, row).unwrap();
+        w.end_row().unwrap();
+    }
+    let b = w.finish().unwrap();
+    b.column(0).to_data().validate_full().unwrap();
+    assert_eq!(b.num_rows(), 3);
+    assert_eq!(b.column(0).as_fixed_size_list().values().len(), 0);
+}
