@@ -136,7 +136,6 @@ struct N {
 }
 
 pub struct Schema {
-    text: &'static str,
     nodes: Vec<N>,
     top: Vec<usize>,
 }
@@ -199,7 +198,7 @@ fn schema(i: usize) -> Schema {
         }
     }
     let top = (0..nodes.len()).filter(|&c| nodes[c].parent.is_none()).collect();
-    Schema { text: SCHEMAS[i], nodes, top }
+    Schema { nodes, top }
 }
 
 /// Pre-order (nullable, child count) of the fields of a parsed schema.
@@ -229,6 +228,35 @@ fn check_nodes(i: usize, parsed: &ArrowSchema) {
         let mine: Vec<(bool, usize)> = s.nodes.iter().map(|n| (n.nullable, n.children.len())).collect();
         assert_eq!(mine, flat, "schema {i}: model nodes differ from the parsed schema");
     });
+}
+
+/// A schema of `SCHEMAS` as the library parses it, and its C export.
+struct Parsed {
+    fields: arrow_schema::Fields,
+    st: DataType,
+    c_schema: &'static FFI_ArrowSchema,
+}
+
+/// The schema `i`, parsed (and checked against its node tree) once per
+/// thread: every input used to parse and export it again, work the schema
+/// text target fuzzes on its own.
+fn parsed(i: usize) -> Parsed {
+    thread_local! {
+        static CACHE: [std::cell::OnceCell<(ArrowSchema, &'static FFI_ArrowSchema)>; 3] = const {
+            [std::cell::OnceCell::new(), std::cell::OnceCell::new(), std::cell::OnceCell::new()]
+        };
+    }
+    CACHE.with(|c| {
+        let (parsed, c_schema) = c[i].get_or_init(|| {
+            let parsed = quiver::parse_schema(SCHEMAS[i]).unwrap();
+            check_nodes(i, &parsed);
+            // Leaked on purpose: one per schema and thread, used by every input after.
+            let c_schema: &'static FFI_ArrowSchema = Box::leak(Box::new(FFI_ArrowSchema::try_from(&parsed).unwrap()));
+            (parsed, c_schema)
+        });
+        let fields = parsed.fields().clone();
+        Parsed { st: DataType::Struct(fields.clone()), fields, c_schema }
+    })
 }
 
 /// A value as the model holds it.
@@ -723,10 +751,17 @@ unsafe fn gen_value(w: *mut QuiverWriter, s: &Schema, node: usize, inp: &mut Inp
 /// Writes and commits a whole valid row; returns its cells.
 unsafe fn gen_row(w: *mut QuiverWriter, s: &Schema, inp: &mut Input) -> Vec<String> {
     // SAFETY: `w` is a live writer, per this function's contract.
+    unsafe { gen_row_values(w, s, inp) }.iter().map(render).collect()
+}
+
+/// As `gen_row`, but returns the values unrendered (a caller that uses one
+/// column renders only that one).
+unsafe fn gen_row_values(w: *mut QuiverWriter, s: &Schema, inp: &mut Input) -> Vec<V> {
+    // SAFETY: `w` is a live writer, per this function's contract.
     unsafe {
-        let cells = s.top.iter().map(|&t| render(&gen_value(w, s, t, inp))).collect();
+        let values = s.top.iter().map(|&t| gen_value(w, s, t, inp)).collect();
         assert_eq!(quiver_end_row(w), 0, "gen end_row: {}", last(w));
-        cells
+        values
     }
 }
 
@@ -980,11 +1015,7 @@ pub fn run(data: &[u8]) {
     let mut inp = Input { data, pos: 0 };
     let which = (inp.u8() % 3) as usize;
     let mut m = Model::new(schema(which));
-    let parsed = quiver::parse_schema(m.s.text).unwrap();
-    check_nodes(which, &parsed);
-    let fields = parsed.fields().clone();
-    let st = DataType::Struct(fields.clone());
-    let c_schema = FFI_ArrowSchema::try_from(&parsed).unwrap();
+    let Parsed { fields, st, c_schema } = parsed(which);
     let mut opts = std::mem::MaybeUninit::<QuiverOptions>::uninit();
     // SAFETY: quiver_options_default writes the whole struct before it is read.
     let mut opts = unsafe {
@@ -995,7 +1026,7 @@ pub fn run(data: &[u8]) {
     opts.batch_rows = 1 + (knobs % 8) as i64;
     opts.retain = ((knobs >> 3) % 4) as i32;
     opts.recycle = knobs & 0x80 == 0;
-    let mut w = new_writer(&c_schema, &opts);
+    let mut w = new_writer(c_schema, &opts);
     // The source of quiver_write_array's arrays: a second writer.
     let mut src_w: *mut QuiverWriter = null_mut();
     let mut held: Vec<Held> = Vec::new();
@@ -1140,7 +1171,7 @@ pub fn run(data: &[u8]) {
                         let mut ctx = Box::new(FillCtx { schema: which, plan, seed, outcomes: vec![] });
                         let mut s = FFI_ArrowArrayStream::empty();
                         let ctx_ptr: *mut FillCtx = &mut *ctx;
-                        assert_eq!(quiver_stream_new(&c_schema, &opts, Some(fill), ctx_ptr.cast(), None, &mut s), 0);
+                        assert_eq!(quiver_stream_new(c_schema, &opts, Some(fill), ctx_ptr.cast(), None, &mut s), 0);
                         // Its schema is the writer's.
                         let mut out = FFI_ArrowSchema::empty();
                         assert_eq!((s.get_schema().unwrap())(&mut s, &mut out), 0);
@@ -1315,14 +1346,14 @@ pub fn run(data: &[u8]) {
                         pos: inp.u8() as usize | (inp.u8() as usize) << 8,
                     });
                     if src_w.is_null() {
-                        src_w = new_writer(&c_schema, &opts);
+                        src_w = new_writer(c_schema, &opts);
                     }
-                    let src_rows: Vec<Vec<String>> = match &seeded {
+                    let src_rows: Vec<Vec<V>> = match &seeded {
                         Some(data) => {
                             let mut rnd = Input { data, pos: 0 };
-                            (0..n_rows).map(|_| gen_row(src_w, &m.s, &mut rnd)).collect()
+                            (0..n_rows).map(|_| gen_row_values(src_w, &m.s, &mut rnd)).collect()
                         }
-                        None => (0..n_rows).map(|_| gen_row(src_w, &m.s, &mut inp)).collect(),
+                        None => (0..n_rows).map(|_| gen_row_values(src_w, &m.s, &mut inp)).collect(),
                     };
                     let mut batch = FFI_ArrowArray::empty();
                     assert_eq!(quiver_writer_finish(src_w, &mut batch), 0, "{}", last(src_w));
@@ -1339,7 +1370,7 @@ pub fn run(data: &[u8]) {
                     let rc = quiver_write_array(w, node as u32, &c_array, &c_col_schema);
                     assert!(!c_array.is_released(), "write_array borrows the array");
                     drop((c_array, c_col_schema));
-                    let cells: Vec<String> = src_rows[off..off + len].iter().map(|r| r[col].clone()).collect();
+                    let cells: Vec<String> = src_rows[off..off + len].iter().map(|r| render(&r[col])).collect();
                     let ok = m.is_top(node)
                         && m.open.is_empty()
                         && fields[m.top_index(node)].data_type().equals_datatype(&col_type)
@@ -1382,7 +1413,7 @@ pub fn run(data: &[u8]) {
                 op::NEW_WRITER => {
                     // Free the writer (its batches stay held), start a new one.
                     quiver_writer_free(w);
-                    w = new_writer(&c_schema, &opts);
+                    w = new_writer(c_schema, &opts);
                     m = Model::new(schema(which));
                     note("new_writer", "ok");
                 }
