@@ -209,10 +209,16 @@ pub(crate) fn same_value(a: Option<&[u8]>, b: Option<&[u8]>) -> bool {
     }
 }
 
-/// Appends a key or run end `value` of `width` bytes.
+/// Appends a key or run end `value` of `width` bytes (1, 2, 4 or 8), in the
+/// buffer's native byte order as Arrow lays it out.
 #[inline]
 pub(crate) fn push_index(keys: &mut Slot, width: usize, value: usize) {
-    keys.buf.extend_from_slice(&(value as u64).to_le_bytes()[..width]);
+    match width {
+        1 => keys.buf.push(value as u8),
+        2 => keys.buf.push(value as u16),
+        4 => keys.buf.push(value as u32),
+        _ => keys.buf.push(value as u64),
+    }
 }
 
 /// Sets the last run end (of `width` bytes) to `end`.

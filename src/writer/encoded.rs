@@ -256,12 +256,7 @@ impl ArrowWriter {
     pub(super) fn push_key(&mut self, node: usize, index: usize) {
         let n = &mut self.nodes[node];
         let Layout::Dictionary { keys, width, .. } = &mut n.layout else { unreachable!("a dictionary layout") };
-        match *width {
-            1 => keys.buf.push(index as u8),
-            2 => keys.buf.push(index as u16),
-            4 => keys.buf.push(index as u32),
-            _ => keys.buf.push(index as u64),
-        }
+        push_index(keys, *width, index);
         if let Some(v) = &mut n.validity {
             set_valid(v, n.len);
         }

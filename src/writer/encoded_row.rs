@@ -69,12 +69,7 @@ impl ArrowWriter {
                         index
                     }
                 };
-                match *width {
-                    1 => keys.buf.push(index as u8),
-                    2 => keys.buf.push(index as u16),
-                    4 => keys.buf.push(index as u32),
-                    _ => keys.buf.push(index as u64),
-                }
+                push_index(keys, *width, index);
                 if let Some(v) = &mut n.validity {
                     set_valid(v, n.len);
                 }
