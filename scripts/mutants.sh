@@ -17,19 +17,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v cargo-mutants >/dev/null || { echo "cargo-mutants is not installed: cargo install cargo-mutants --locked" >&2; exit 1; }
 
-# The tests that exercise each file. cargo test runs the binaries in name order and
+# The tests that exercise each file (`lib`: the library's unit tests, which
+# test the buffer helpers directly). cargo test runs the binaries in name order and
 # stops at the first that fails, so a caught mutant costs little; a missed one runs
 # them all. tests/atomicity.rs (45 s) is in no file's list, only in the full one: a
 # mutant its file's tests miss is run again with QUIVER_MUTANTS_ALL=1 (and --re).
 declare -A tests_of=(
   [src/export.rs]="lifecycle stress determinism smoke errors bad_input"
-  [src/buffer/mod.rs]="lifecycle stress determinism smoke stats memory_limit column_copy row_path_commit refused_nested errors fuzz_replay bad_input"
-  [src/buffer/bits.rs]="lifecycle determinism smoke column_copy row_path_commit refused_nested errors fuzz_replay bad_input"
-  [src/buffer/offsets.rs]="lifecycle determinism smoke column_copy row_path_commit refused_nested errors fuzz_replay bad_input"
+  [src/buffer/mod.rs]="lib lifecycle stress determinism smoke stats memory_limit column_copy row_path_commit refused_nested errors fuzz_replay bad_input"
+  [src/buffer/bits.rs]="lib lifecycle determinism smoke column_copy row_path_commit refused_nested errors fuzz_replay bad_input"
+  [src/buffer/offsets.rs]="lib lifecycle determinism smoke column_copy row_path_commit refused_nested errors fuzz_replay bad_input"
   [src/writer/position.rs]="lifecycle errors positions row_path_commit refused_nested stats memory_limit fuzz_replay bad_input"
 )
 order=(src/export.rs src/buffer/mod.rs src/buffer/bits.rs src/buffer/offsets.rs src/writer/position.rs)
-all="lifecycle stress determinism smoke errors positions stats column_copy row_path_commit refused_nested memory_limit fuzz_replay bad_input atomicity"
+all="lib lifecycle stress determinism smoke errors positions stats column_copy row_path_commit refused_nested memory_limit fuzz_replay bad_input atomicity"
 
 files=("$@")
 [ "${#files[@]}" -gt 0 ] || files=("${order[@]}")
@@ -41,7 +42,9 @@ for f in "${files[@]}"; do
   targs=()
   # --cargo-arg, not the arguments after `--`: those reach only `cargo test`, and the
   # build step would build every test target of the crate for each mutant.
-  for t in $list; do targs+=(--cargo-arg=--test="$t"); done
+  for t in $list; do
+    if [ "$t" = lib ]; then targs+=(--cargo-arg=--lib); else targs+=(--cargo-arg=--test="$t"); fi
+  done
   out="mutants.out/${f//\//_}"
   mkdir -p "$out"
   echo "== $f: cargo mutants --file $f ${targs[*]}"

@@ -79,3 +79,70 @@ pub(crate) fn set_valid(valid: &mut Slot, i: usize) {
         None => valid.set_bit(i),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::buffer::bits::*;
+    use crate::buffer::masks::tests::patterns;
+
+    /// Runs and zeros against a bit-by-bit reference, for every null
+    /// pattern, bit offset and length (0 included): the runs cover `0..len`
+    /// in order, none empty, neighbours of different validity; no bitmap is
+    /// one valid run (none when `len` is 0); the zeros are the null rows.
+    #[test]
+    fn runs_and_zeros_match_bit_by_bit() {
+        for len in [0usize, 1, 7, 8, 9, 63, 64, 65, 130, 200] {
+            for offset in [0usize, 3, 8, 64] {
+                for (name, bytes) in patterns(offset + len) {
+                    let bits = Bits { bytes: &bytes, offset };
+                    let case = format!("{len} bits at {offset}, {name}");
+                    let mut want: Vec<(usize, usize, bool)> = Vec::new();
+                    for i in 0..len {
+                        let v = bits.get(i);
+                        match want.last_mut() {
+                            Some(last) if last.2 == v => last.1 = i + 1,
+                            _ => want.push((i, i + 1, v)),
+                        }
+                    }
+                    let mut got = Vec::new();
+                    for_each_run(Some(bits), len, |s, e, v| {
+                        got.push((s, e, v));
+                        Ok(())
+                    })
+                    .unwrap();
+                    assert_eq!(got, want, "{case}");
+                    let mut zeros = Vec::new();
+                    for_each_zero(bits, len, |i| zeros.push(i));
+                    let want_zeros: Vec<usize> = (0..len).filter(|&i| !bits.get(i)).collect();
+                    assert_eq!(zeros, want_zeros, "{case}");
+                    assert_eq!(bits.count_zeros(len), want_zeros.len(), "{case}");
+                }
+            }
+            let mut got = Vec::new();
+            for_each_run(None, len, |s, e, v| {
+                got.push((s, e, v));
+                Ok(())
+            })
+            .unwrap();
+            let want = if len > 0 { vec![(0, len, true)] } else { vec![] };
+            assert_eq!(got, want, "no bitmap, {len}");
+        }
+    }
+
+    /// An error from the callback stops the walk and is returned.
+    #[test]
+    fn runs_stop_at_an_error() {
+        let bytes = [0b0101_0101u8; 2];
+        let mut calls = 0;
+        let r = for_each_run(Some(Bits { bytes: &bytes, offset: 0 }), 16, |_, _, _| {
+            calls += 1;
+            if calls == 3 {
+                Err(crate::error::QuiverError::invalid("stop"))
+            } else {
+                Ok(())
+            }
+        });
+        assert!(r.is_err());
+        assert_eq!(calls, 3);
+    }
+}

@@ -100,6 +100,51 @@ mod tests {
     use crate::buffer::masks::tests::patterns;
     use crate::buffer::offsets::*;
 
+    /// Every width, sign and index: the `i`-th integer, sign-extended.
+    #[test]
+    fn read_int_reads_every_width() {
+        let values: [i64; 5] = [0, 1, -1, 0x5A, -0x23];
+        for width in [1usize, 2, 4, 8] {
+            let mut bytes = Vec::new();
+            let mut want = Vec::new();
+            for (k, &v) in values.iter().enumerate() {
+                // A value that needs the whole width (its top byte set) and a small one.
+                let big = v.wrapping_mul(0x0102_0304_0506_0708).wrapping_add(k as i64) << (64 - 8 * width)
+                    >> (64 - 8 * width);
+                for x in [v, big] {
+                    bytes.extend_from_slice(&x.to_le_bytes()[..width]);
+                    want.push(x);
+                }
+            }
+            for (i, &x) in want.iter().enumerate() {
+                assert_eq!(read_int(&bytes, width, i), x, "width {width} index {i}");
+            }
+        }
+    }
+
+    /// Offsets pushed at both widths read back; rebasing adds the shift.
+    #[test]
+    fn offsets_push_read_and_rebase() {
+        for width in [4usize, 8] {
+            let mut slot = Slot::default();
+            for v in [0usize, 5, 300, 70_000, 1 << 30] {
+                push_offset(&mut slot, width, v);
+                assert_eq!(last_offset(&slot, width), v, "width {width}");
+                assert_eq!(slot.buf.len() % width, 0);
+            }
+            assert_eq!(slot.buf.len(), 5 * width);
+            assert_eq!(read_int(slot.buf.as_slice(), width, 2), 300);
+        }
+        let src = [0i32, 3, 9, 20];
+        let mut dst = [0i32; 4];
+        i32::rebase(&mut dst, &src, 7);
+        assert_eq!(dst, [7, 10, 16, 27]);
+        let src = [5i64, 6];
+        let mut dst = [0i64; 2];
+        i64::rebase(&mut dst, &src, -5);
+        assert_eq!(dst, [0, 1]);
+    }
+
     /// Against a row-by-row reference, for both offset types, every null
     /// pattern, validity bit offset, start row and length, with no null row
     /// spanning values and then with one that does at each of a few rows
