@@ -475,7 +475,7 @@ mod tests {
 
     /// `copy_bits` (its byte-aligned path and the general one) against
     /// arrow's `set_bits`, into a bitmap holding bits before `at` and zeros
-    /// after: the same bytes and the same count of zeros, for every null
+    /// in the range, then zeros or ones after it: the same bytes and the same count of zeros, for every null
     /// pattern, start bit (aligned or not) on both sides and length.
     #[test]
     fn copy_bits_matches_set_bits() {
@@ -484,16 +484,22 @@ mod tests {
         for len in [0, 1, 7, 8, 9, 63, 64, 65, 200, 513] {
             for src_offset in [0, 8, 16, 5, 13] {
                 for at in [0, 8, 24, 3, 17] {
-                    for (name, src) in patterns(src_offset + len) {
+                    for ((name, src), after) in
+                        patterns(src_offset + len).into_iter().flat_map(|p| [(p.clone(), false), (p, true)])
+                    {
                         let mut want = vec![0u8; (at + len).div_ceil(8) + 8];
                         for i in 0..at {
                             want[i / 8] |= before[i / 8] & (1 << (i % 8));
+                        }
+                        // Bits after the copied range are left as they are.
+                        for i in (at + len..want.len() * 8).filter(|_| after) {
+                            want[i / 8] |= 1 << (i % 8);
                         }
                         let mut slot = Slot::default();
                         slot.buf.extend_from_slice(&want);
                         let zeros = slot.copy_bits(at, &src, src_offset, len);
                         let want_zeros = arrow_buffer::bit_mask::set_bits(&mut want, &src, at, src_offset, len);
-                        let case = format!("{len} bits from {src_offset} to {at}, {name}");
+                        let case = format!("{len} bits from {src_offset} to {at}, {name}, ones after: {after}");
                         assert_eq!(zeros, want_zeros, "{case}");
                         assert_eq!(&slot.buf.as_slice()[..want.len()], &want[..], "{case}");
                     }
