@@ -27,9 +27,10 @@ declare -A tests_of=(
   [src/buffer/mod.rs]="lib lifecycle stress determinism smoke stats memory_limit column_copy row_path_commit refused_nested errors fuzz_replay bad_input"
   [src/buffer/bits.rs]="lib lifecycle determinism smoke column_copy row_path_commit refused_nested errors fuzz_replay bad_input"
   [src/buffer/offsets.rs]="lib lifecycle determinism smoke column_copy row_path_commit refused_nested errors fuzz_replay bad_input"
+  [src/buffer/masks.rs]="lib lifecycle determinism smoke column_copy row_path_commit refused_nested errors fuzz_replay bad_input"
   [src/writer/position.rs]="lifecycle errors positions row_path_commit refused_nested stats memory_limit fuzz_replay bad_input"
 )
-order=(src/export.rs src/buffer/mod.rs src/buffer/bits.rs src/buffer/offsets.rs src/writer/position.rs)
+order=(src/export.rs src/buffer/mod.rs src/buffer/bits.rs src/buffer/offsets.rs src/buffer/masks.rs src/writer/position.rs)
 all="lib lifecycle stress determinism smoke errors positions stats column_copy row_path_commit refused_nested memory_limit fuzz_replay bad_input atomicity"
 
 files=("$@")
