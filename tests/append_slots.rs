@@ -124,44 +124,67 @@ fn nulls(r: u64) -> u64 {
     }
 }
 
+/// Batch `b`'s nulls of row `r`: the mask of `nulls`, from row `from` on
+/// (before it every value is valid, so a column's validity stays lazy up
+/// to its first null), every column null in batch 3.
+fn batch_nulls(b: u64, r: u64, from: u64) -> u64 {
+    match b {
+        3 => 0x3FFF,
+        _ if r < from => 0,
+        // the first nulls of a late start: every other column, node 3 among them
+        _ if r == from && from > 0 => 0x2AAA,
+        _ => nulls(r + b * 7),
+    }
+}
+
+/// Over several batches (the buffers of the earlier ones reused, their
+/// bitmaps grown past what the first batch reserved), with nulls from the
+/// first row, from a later row or in every row.
 #[test]
 fn slots_match_the_per_value_appends_byte_for_byte() {
     let (a, b) = (W::new(SCHEMA), W::new(SCHEMA));
-    for r in 0..200u64 {
-        let (s, n) = (slots(r), nulls(r));
-        let rc = if r % 2 == 0 {
-            // SAFETY: a live writer; 14 kinds and slots.
-            unsafe { quiver_append_slots(a.w, 0, 14, KINDS.as_ptr(), s.as_ptr(), n, true) }
-        } else {
-            // in two calls, the second one committing; or without end_row, then quiver_end_row
-            // SAFETY: as above.
-            unsafe {
-                if r % 4 == 1 {
-                    assert_eq!(quiver_append_slots(a.w, 0, 5, KINDS.as_ptr(), s.as_ptr(), n, false), 0);
-                    quiver_append_slots(a.w, 5, 9, KINDS[5..].as_ptr(), s[5..].as_ptr(), n >> 5, true)
-                } else {
-                    assert_eq!(quiver_append_slots(a.w, 0, 14, KINDS.as_ptr(), s.as_ptr(), n, false), 0);
-                    quiver_end_row(a.w)
-                }
-            }
-        };
-        assert_eq!(rc, 0, "row {r}: {}", a.error());
-        for k in 0..14 {
-            let rc = if n >> k & 1 != 0 {
-                // SAFETY: a live writer.
-                unsafe { quiver_append_null(b.w, k) }
+    for (batch, (rows, from)) in [(200u64, 0u64), (1000, 0), (1500, 700), (64, 0), (300, 299)].into_iter().enumerate() {
+        let batch = batch as u64;
+        for r in 0..rows {
+            let (s, n) = (slots(r + batch * 1000), batch_nulls(batch, r, from));
+            let rc = if r % 2 == 0 {
+                // SAFETY: a live writer; 14 kinds and slots.
+                unsafe { quiver_append_slots(a.w, 0, 14, KINDS.as_ptr(), s.as_ptr(), n, true) }
             } else {
-                b.append(k, KINDS[k as usize], s[k as usize])
+                // in two calls, the second one committing; or without end_row, then quiver_end_row
+                // SAFETY: as above.
+                unsafe {
+                    if r % 4 == 1 {
+                        assert_eq!(quiver_append_slots(a.w, 0, 5, KINDS.as_ptr(), s.as_ptr(), n, false), 0);
+                        quiver_append_slots(a.w, 5, 9, KINDS[5..].as_ptr(), s[5..].as_ptr(), n >> 5, true)
+                    } else {
+                        assert_eq!(quiver_append_slots(a.w, 0, 14, KINDS.as_ptr(), s.as_ptr(), n, false), 0);
+                        quiver_end_row(a.w)
+                    }
+                }
             };
-            assert_eq!(rc, 0, "row {r} node {k}: {}", b.error());
+            assert_eq!(rc, 0, "batch {batch} row {r}: {}", a.error());
+            for k in 0..14 {
+                let rc = if n >> k & 1 != 0 {
+                    // SAFETY: a live writer.
+                    unsafe { quiver_append_null(b.w, k) }
+                } else {
+                    b.append(k, KINDS[k as usize], s[k as usize])
+                };
+                assert_eq!(rc, 0, "batch {batch} row {r} node {k}: {}", b.error());
+            }
+            // SAFETY: a live writer.
+            assert_eq!(unsafe { quiver_end_row(b.w) }, 0);
         }
-        // SAFETY: a live writer.
-        assert_eq!(unsafe { quiver_end_row(b.w) }, 0);
+        let (x, y) = (a.finish(), b.finish());
+        assert_eq!(x.num_rows() as u64, rows);
+        let nulls3 = x.column(3).null_count() as u64;
+        match batch {
+            3 => assert_eq!(nulls3, rows),
+            _ => assert!(nulls3 > 0 && nulls3 < rows, "batch {batch}: {nulls3} nulls"),
+        }
+        assert_same_batch(&x, &y, &format!("batch {batch}: quiver_append_slots against per-value appends"));
     }
-    let (x, y) = (a.finish(), b.finish());
-    assert_eq!(x.num_rows(), 200);
-    assert!(x.column(3).null_count() > 0 && x.column(3).null_count() < 200);
-    assert_same_batch(&x, &y, "quiver_append_slots against per-value appends");
 }
 
 #[test]
