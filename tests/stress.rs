@@ -22,7 +22,9 @@ use arrow_data::ArrayData;
 use arrow_schema::{DataType, Schema};
 
 use exported::{borrow_import, column_cells, render_exported, take_child};
-use quiver::{export_array, live_arrays_of_this_thread, parse_schema, ArrowWriter, Step, WriterOptions, WriterStream};
+use quiver::{
+    export_array, live_arrays, live_arrays_of_this_thread, parse_schema, ArrowWriter, Step, WriterOptions, WriterStream,
+};
 
 const SCHEMA: &str = "id: int64 not null, s: utf8, l: list<int32>, p: struct<x: float64, y: int8>";
 const ROWS: i64 = 4;
@@ -306,6 +308,9 @@ fn dropping_the_writer_with_batches_outstanding() {
     drop(s);
     // Each batch: the struct, 4 columns, the list's item, p's 2 children.
     assert_eq!(live_arrays_of_this_thread() - live_before, 12 * 8, "12 batches outstanding");
+    // The process-wide count holds this thread's arrays and whatever other
+    // tests running beside it hold, never fewer.
+    assert!(live_arrays() >= 12 * 8, "process-wide count {} under this thread's 96", live_arrays());
     for mut h in held {
         verify(&mut h, &types);
     }
