@@ -358,3 +358,78 @@ fn stream_released_before_its_batches_leaves_them_valid() {
     drop(b1);
     assert_eq!(quiver_live(), 0);
 }
+
+/// `export_array` of arrays quiver did not write (`export_array` is public):
+/// for every data offset 0..=9 and null buffer offset 0..=9 (equal, or the
+/// null buffer's own, as `ArrayDataBuilder::nulls` allows), with nulls and
+/// without, the exported bitmap holds element `i`'s bit at `offset + i`,
+/// the import reads the same values and nulls, and an array without a
+/// null (a slice's null buffer of all ones included) exports no bitmap.
+#[test]
+fn exported_bitmaps_follow_the_data_offset() {
+    use arrow_array::{Int32Array, NullArray};
+    use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer};
+    use arrow_data::ArrayDataBuilder;
+    use arrow_schema::DataType;
+
+    let len = 21;
+    for data_offset in 0..10usize {
+        for nulls_offset in 0..10usize {
+            for pattern in 0..3u32 {
+                let valid = |i: usize| match pattern {
+                    0 => true,
+                    1 => (i * 7 + data_offset) % 3 != 0,
+                    _ => i % 2 == 1,
+                };
+                let values: Vec<i32> = (0..data_offset + len).map(|i| i as i32 * 11 - 5).collect();
+                let bits: Vec<bool> =
+                    (0..nulls_offset + len).map(|i| i < nulls_offset || valid(i - nulls_offset)).collect();
+                let nulls = NullBuffer::new(BooleanBuffer::from(bits).slice(nulls_offset, len));
+                assert_eq!(nulls.offset(), nulls_offset);
+                let data = ArrayDataBuilder::new(DataType::Int32)
+                    .len(len)
+                    .offset(data_offset)
+                    .add_buffer(Buffer::from_vec(values))
+                    .nulls(Some(nulls))
+                    .build()
+                    .unwrap();
+                let want = Int32Array::from(data.clone());
+                let mut out = export_array(data);
+                let raw = ArrowArray::from_ffi_mut(&mut out);
+                // SAFETY: just exported: an int32 array of two buffers.
+                let (offset, bitmap) = unsafe { ((*raw).offset as usize, *(*raw).buffers as *const u8) };
+                assert_eq!(offset, data_offset);
+                let case = format!("data offset {data_offset}, null buffer offset {nulls_offset}, pattern {pattern}");
+                if pattern == 0 {
+                    assert!(bitmap.is_null(), "{case}: no null, so no bitmap");
+                } else {
+                    for i in 0..len {
+                        let at = offset + i;
+                        // SAFETY: the bitmap covers offset + length bits.
+                        let bit = unsafe { *bitmap.add(at / 8) } >> (at % 8) & 1 == 1;
+                        assert_eq!(bit, valid(i), "{case}: element {i}");
+                    }
+                }
+                // SAFETY: an exported int32 array.
+                let got = unsafe { from_ffi_and_data_type(out, DataType::Int32) }.unwrap();
+                let got = Int32Array::from(got);
+                assert_eq!(got, want, "{case}");
+                assert_eq!(got.null_count(), (0..len).filter(|&i| !valid(i)).count(), "{case}");
+            }
+        }
+    }
+    // A slice past the only null keeps a null buffer of all ones (arrow's
+    // `ArrayData::slice` does not drop it): no bitmap either.
+    let sliced = Int32Array::from(vec![None, Some(1), Some(2), Some(3)]).into_data().slice(1, 3);
+    assert_eq!(sliced.nulls().map(|n| n.null_count()), Some(0));
+    let mut out = export_array(sliced);
+    // SAFETY: just exported: an int32 array of two buffers.
+    assert!(unsafe { (*(*ArrowArray::from_ffi_mut(&mut out)).buffers).is_null() }, "a slice without nulls: no bitmap");
+    // SAFETY: an exported int32 array.
+    let got = Int32Array::from(unsafe { from_ffi_and_data_type(out, DataType::Int32) }.unwrap());
+    assert_eq!(got, Int32Array::from(vec![1, 2, 3]));
+    // A type without a bitmap exports none.
+    let mut out = export_array(NullArray::new(5).into_data());
+    // SAFETY: just exported: a null array has no buffers.
+    assert_eq!(unsafe { (*ArrowArray::from_ffi_mut(&mut out)).n_buffers }, 0);
+}
