@@ -364,7 +364,9 @@ fn stream_released_before_its_batches_leaves_them_valid() {
 /// null buffer's own, as `ArrayDataBuilder::nulls` allows), with nulls and
 /// without, the exported bitmap holds element `i`'s bit at `offset + i`,
 /// the import reads the same values and nulls, and an array without a
-/// null (a slice's null buffer of all ones included) exports no bitmap.
+/// null (a slice's null buffer of all ones included) exports no bitmap;
+/// the null type exports no buffer and its length as its null count, a
+/// dictionary array its values as the dictionary.
 #[test]
 fn exported_bitmaps_follow_the_data_offset() {
     use arrow_array::{Int32Array, NullArray};
@@ -428,8 +430,25 @@ fn exported_bitmaps_follow_the_data_offset() {
     // SAFETY: an exported int32 array.
     let got = Int32Array::from(unsafe { from_ffi_and_data_type(out, DataType::Int32) }.unwrap());
     assert_eq!(got, Int32Array::from(vec![1, 2, 3]));
-    // A type without a bitmap exports none.
+    // The null type: no buffers, every element null.
     let mut out = export_array(NullArray::new(5).into_data());
-    // SAFETY: just exported: a null array has no buffers.
-    assert_eq!(unsafe { (*ArrowArray::from_ffi_mut(&mut out)).n_buffers }, 0);
+    // SAFETY: just exported.
+    let (n_buffers, null_count) = unsafe {
+        let raw = ArrowArray::from_ffi_mut(&mut out);
+        ((*raw).n_buffers, (*raw).null_count)
+    };
+    assert_eq!((n_buffers, null_count), (0, 5), "a null array: no buffers, 5 nulls");
+    // A dictionary array: its values as the dictionary, not as a child.
+    let dict: arrow_array::DictionaryArray<arrow_array::types::Int8Type> =
+        vec![Some("a"), None, Some("b"), Some("a")].into_iter().collect();
+    let mut out = export_array(dict.to_data());
+    // SAFETY: just exported.
+    let (n_children, has_dictionary) = unsafe {
+        let raw = ArrowArray::from_ffi_mut(&mut out);
+        ((*raw).n_children, !(*raw).dictionary.is_null())
+    };
+    assert_eq!((n_children, has_dictionary), (0, true), "a dictionary array: no child, a dictionary");
+    // SAFETY: an exported dictionary array of this type.
+    let got = unsafe { from_ffi_and_data_type(out, dict.data_type().clone()) }.unwrap();
+    assert_eq!(arrow_array::make_array(got).as_ref(), &dict as &dyn Array);
 }
