@@ -690,7 +690,7 @@ int quiver_abort_row(struct QuiverWriter *w);
  * `node + k`, as `quiver_append_<kinds[k]>(w, node + k, ...)` would append
  * it (`kinds[k]` one of `QUIVER_SLOT_*`, the value in the low bytes of the
  * 8-byte `slots[k]`), or as `quiver_append_null(w, node + k)` when bit `k`
- * of `nulls` is set (then `slots[k]` does not matter, nor does `kinds[k]`); then,
+ * of `nulls` is set (then `kinds[k]` and `slots[k]` are not read); then,
  * when `end_row` is true, `quiver_end_row(w)`. Each value gets the checks
  * and the message of its own append (node kind, position in the open row);
  * the call stops at the first one that fails and returns its code, leaving

@@ -146,56 +146,6 @@ impl ArrowWriter {
         true
     }
 
-    /// The fast path of a value or a null of a top-level fixed-width column
-    /// (`quiver_append_slots`): `v` when `null` is false, else a null with
-    /// a zero under it, as `try_native` or `try_null` would write it, with
-    /// no branch on `null` once the column's validity is eager (rows with
-    /// nulls here and there are the common case of a row producer). False,
-    /// having changed nothing, when the column does not take `input` at its
-    /// position, or `null` is set and the column is not nullable or its
-    /// validity is still lazy (`try_null` then ends it).
-    #[inline(always)]
-    pub(crate) fn try_native_or_null_top<T: ArrowNativeType>(
-        &mut self,
-        node: usize,
-        input: Input,
-        v: T,
-        null: bool,
-    ) -> bool {
-        if !self.top_fast(node, input) {
-            return false;
-        }
-        let n = &mut self.nodes[node];
-        // Rare for a row producer: the first null of the batch, or a null
-        // in a column that takes none (the full path then refuses it).
-        if null & (n.valid_lazy | !n.null_fast) {
-            return false;
-        }
-        let i = n.len;
-        match &mut n.layout {
-            Layout::Fixed { values, .. } => values.buf.push(if null { T::default() } else { v }),
-            _ => unreachable!("the fast path takes fixed-width nodes only"),
-        }
-        if !n.valid_lazy {
-            if let Some(valid) = &mut n.validity {
-                // Bits past the length are clear: a null's bit stays clear.
-                match valid.buf.as_slice_mut().get_mut(i >> 3) {
-                    Some(byte) => *byte |= u8::from(!null) << (i & 7),
-                    None => {
-                        valid.ensure_bits(i + 1);
-                        if !null {
-                            valid.set_bit(i);
-                        }
-                    }
-                }
-            }
-        }
-        n.null_count += usize::from(null);
-        n.len = i + 1;
-        self.row_written += 1;
-        true
-    }
-
     /// `push_native` for a top-level column (checked by `top_fast`): the
     /// node's `up` is known, the row counter counts it.
     #[inline(always)]

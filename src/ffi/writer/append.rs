@@ -230,7 +230,7 @@ pub const QUIVER_SLOT_F64: u8 = 10;
 /// `node + k`, as `quiver_append_<kinds[k]>(w, node + k, ...)` would append
 /// it (`kinds[k]` one of `QUIVER_SLOT_*`, the value in the low bytes of the
 /// 8-byte `slots[k]`), or as `quiver_append_null(w, node + k)` when bit `k`
-/// of `nulls` is set (then `slots[k]` does not matter, nor does `kinds[k]`); then,
+/// of `nulls` is set (then `kinds[k]` and `slots[k]` are not read); then,
 /// when `end_row` is true, `quiver_end_row(w)`. Each value gets the checks
 /// and the message of its own append (node kind, position in the open row);
 /// the call stops at the first one that fails and returns its code, leaving
@@ -292,27 +292,24 @@ unsafe fn append_slots(
         let at = first + k;
         let null = nulls >> k & 1 != 0;
         // The writer's inlined fast paths first (they change nothing when they do not
-        // apply): a top-level fixed-width column's value or null without a branch on
-        // the null, then the other nodes' fast paths; anything else, errors included,
-        // through the full append, out of line.
-        let done = slot_top(x, at, kind, v, null)
-            || if null {
-                x.try_null(at)
-            } else {
-                match kind {
-                    QUIVER_SLOT_I8 => x.try_native(at, Input::I8, v as i8),
-                    QUIVER_SLOT_I16 => x.try_native(at, Input::I16, v as i16),
-                    QUIVER_SLOT_I32 => x.try_native(at, Input::I32, v as i32),
-                    QUIVER_SLOT_I64 => x.try_native(at, Input::I64, v as i64),
-                    QUIVER_SLOT_U8 => x.try_native(at, Input::U8, v as u8),
-                    QUIVER_SLOT_U16 => x.try_native(at, Input::U16, v as u16),
-                    QUIVER_SLOT_U32 => x.try_native(at, Input::U32, v as u32),
-                    QUIVER_SLOT_U64 => x.try_native(at, Input::U64, v),
-                    QUIVER_SLOT_F32 => x.try_native(at, Input::F32, f32::from_bits(v as u32)),
-                    QUIVER_SLOT_F64 => x.try_native(at, Input::F64, f64::from_bits(v)),
-                    _ => false,
-                }
-            };
+        // apply); anything else, errors included, through the full append, out of line.
+        let done = if null {
+            x.try_null(at)
+        } else {
+            match kind {
+                QUIVER_SLOT_I8 => x.try_native(at, Input::I8, v as i8),
+                QUIVER_SLOT_I16 => x.try_native(at, Input::I16, v as i16),
+                QUIVER_SLOT_I32 => x.try_native(at, Input::I32, v as i32),
+                QUIVER_SLOT_I64 => x.try_native(at, Input::I64, v as i64),
+                QUIVER_SLOT_U8 => x.try_native(at, Input::U8, v as u8),
+                QUIVER_SLOT_U16 => x.try_native(at, Input::U16, v as u16),
+                QUIVER_SLOT_U32 => x.try_native(at, Input::U32, v as u32),
+                QUIVER_SLOT_U64 => x.try_native(at, Input::U64, v),
+                QUIVER_SLOT_F32 => x.try_native(at, Input::F32, f32::from_bits(v as u32)),
+                QUIVER_SLOT_F64 => x.try_native(at, Input::F64, f64::from_bits(v)),
+                _ => false,
+            }
+        };
         if !done {
             append_slot(x, at, k, kind, v, null)?;
         }
@@ -321,25 +318,6 @@ unsafe fn append_slots(
         x.end_row()?;
     }
     Ok(())
-}
-
-/// `ArrowWriter::try_native_or_null_top` of slot `v` of `kind` (false for
-/// a kind it does not take: booleans, unknown kinds).
-#[inline(always)]
-fn slot_top(x: &mut ArrowWriter, at: usize, kind: u8, v: u64, null: bool) -> bool {
-    match kind {
-        QUIVER_SLOT_I8 => x.try_native_or_null_top(at, Input::I8, v as i8, null),
-        QUIVER_SLOT_I16 => x.try_native_or_null_top(at, Input::I16, v as i16, null),
-        QUIVER_SLOT_I32 => x.try_native_or_null_top(at, Input::I32, v as i32, null),
-        QUIVER_SLOT_I64 => x.try_native_or_null_top(at, Input::I64, v as i64, null),
-        QUIVER_SLOT_U8 => x.try_native_or_null_top(at, Input::U8, v as u8, null),
-        QUIVER_SLOT_U16 => x.try_native_or_null_top(at, Input::U16, v as u16, null),
-        QUIVER_SLOT_U32 => x.try_native_or_null_top(at, Input::U32, v as u32, null),
-        QUIVER_SLOT_U64 => x.try_native_or_null_top(at, Input::U64, v, null),
-        QUIVER_SLOT_F32 => x.try_native_or_null_top(at, Input::F32, f32::from_bits(v as u32), null),
-        QUIVER_SLOT_F64 => x.try_native_or_null_top(at, Input::F64, f64::from_bits(v), null),
-        _ => false,
-    }
 }
 
 /// One value of `quiver_append_slots` through the full typed append (or
