@@ -149,3 +149,110 @@ fn abort_row_restores_union_list_view_and_encoded_children() {
         }
     }
 }
+
+/// The C appends of every number kind into every fixed-width column type,
+/// as a top-level column, a struct field and a list item (the inlined fast
+/// path of each keys on the input, the kind and the position; the first
+/// row, which starts the batch on the full path, is the column's own
+/// append): a call is taken or refused alike in the three places, and a
+/// taken one writes one value of the column's own width, read back as
+/// appended (a value written at the input's width would shift the next).
+/// A struct field or list item appended with its parent not open is
+/// refused. Kills: the `+` mutants of the keys in `top_fast` and
+/// `keyed_child_slot`, which make an input's key equal the key of a
+/// narrower one, and `keyed_child_slot`'s `n.up == self.open_top` made `!=`.
+#[test]
+fn every_c_append_into_every_fixed_width_column_in_every_place() {
+    use arrow::compute::cast;
+    use arrow_array::{RecordBatch, StructArray};
+    use arrow_data::ffi::FFI_ArrowArray;
+    use arrow_schema::ffi::FFI_ArrowSchema;
+    use arrow_schema::DataType;
+    use quiver::ffi::writer::*;
+    use std::ptr::{null, null_mut};
+
+    type Append = unsafe fn(*mut QuiverWriter, u32, f64) -> i32;
+    // SAFETY (every entry): the caller passes a live writer.
+    let appends: [(&str, Append); 10] = [
+        ("i8", |w, n, v| unsafe { quiver_append_i8(w, n, v as i8) }),
+        ("i16", |w, n, v| unsafe { quiver_append_i16(w, n, v as i16) }),
+        ("i32", |w, n, v| unsafe { quiver_append_i32(w, n, v as i32) }),
+        ("i64", |w, n, v| unsafe { quiver_append_i64(w, n, v as i64) }),
+        ("u8", |w, n, v| unsafe { quiver_append_u8(w, n, v as u8) }),
+        ("u16", |w, n, v| unsafe { quiver_append_u16(w, n, v as u16) }),
+        ("u32", |w, n, v| unsafe { quiver_append_u32(w, n, v as u32) }),
+        ("u64", |w, n, v| unsafe { quiver_append_u64(w, n, v as u64) }),
+        ("f32", |w, n, v| unsafe { quiver_append_f32(w, n, v as f32) }),
+        ("f64", |w, n, v| unsafe { quiver_append_f64(w, n, v) }),
+    ];
+    // Column type `i` takes append `i` natively.
+    let types = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"];
+    for (own, ty) in types.into_iter().enumerate() {
+        for (name, append) in appends {
+            let mut taken = Vec::new();
+            for (place, text) in [
+                ("top", format!("c: {ty}")),
+                ("struct", format!("s: struct<c: {ty}>")),
+                ("list", format!("l: list<{ty}>")),
+            ] {
+                let case = format!("quiver_append_{name} into {ty} ({place})");
+                let schema = quiver::parse_schema(&text).unwrap();
+                let ffi = FFI_ArrowSchema::try_from(&schema).unwrap();
+                let mut w = null_mut();
+                // SAFETY: valid pointers for the call.
+                assert_eq!(unsafe { quiver_writer_new(&ffi, null(), &mut w) }, 0);
+                let node = if place == "top" { 0 } else { 1 };
+                let mut ok = true;
+                for (row, v) in [5.0, 7.0, 9.0].into_iter().enumerate() {
+                    let f = if row == 0 { appends[own].1 } else { append };
+                    // SAFETY: a live writer, ours.
+                    unsafe {
+                        if place != "top" {
+                            // Outside its struct or list: refused, nothing written.
+                            assert_ne!(f(w, node, v), 0, "{case}: a value with its parent not open");
+                            assert_eq!(quiver_begin(w, 0), 0, "{case}");
+                        }
+                        ok = f(w, node, v) == 0;
+                        if !ok {
+                            assert!(row > 0, "{case}: the column's own append is refused");
+                            assert_eq!(quiver_abort_row(w), 0);
+                            break;
+                        }
+                        if place != "top" {
+                            assert_eq!(quiver_end(w, 0), 0, "{case}");
+                        }
+                        assert_eq!(quiver_end_row(w), 0, "{case}");
+                    }
+                }
+                let mut out = FFI_ArrowArray::empty();
+                // SAFETY: a live writer; `out` is ours; then freed once.
+                unsafe {
+                    assert_eq!(quiver_writer_finish(w, &mut out), 0);
+                    quiver_writer_free(w);
+                }
+                // SAFETY: exported with this schema's struct type.
+                let data =
+                    unsafe { arrow_array::ffi::from_ffi_and_data_type(out, DataType::Struct(schema.fields().clone())) }
+                        .unwrap();
+                let batch = RecordBatch::from(StructArray::from(data));
+                batch.column(0).to_data().validate_full().unwrap();
+                let column = match place {
+                    "top" => batch.column(0).clone(),
+                    "struct" => batch.column(0).as_struct().column(0).clone(),
+                    _ => batch.column(0).as_list::<i32>().values().clone(),
+                };
+                let want: &[f64] = if ok { &[5.0, 7.0, 9.0] } else { &[5.0] };
+                assert_eq!(batch.num_rows(), want.len(), "{case}");
+                let width = column.data_type().primitive_width().unwrap();
+                assert_eq!(column.to_data().buffers()[0].len(), want.len() * width, "{case}");
+                let got = cast(&column, &DataType::Float64).unwrap();
+                assert_eq!(got.as_primitive::<arrow_array::types::Float64Type>().values(), want, "{case}");
+                taken.push(ok);
+            }
+            assert!(
+                taken.iter().all(|&t| t == taken[0]),
+                "quiver_append_{name} into {ty}: taken {taken:?} (top, struct, list)"
+            );
+        }
+    }
+}
