@@ -172,17 +172,27 @@ fn every_c_append_into_every_fixed_width_column_in_every_place() {
     use std::ptr::{null, null_mut};
 
     type Append = unsafe fn(*mut QuiverWriter, u32, f64) -> i32;
-    // SAFETY (every entry): the caller passes a live writer.
+    // Each entry is called with a live writer, ours.
     let appends: [(&str, Append); 10] = [
+        // SAFETY: a live writer (the caller's).
         ("i8", |w, n, v| unsafe { quiver_append_i8(w, n, v as i8) }),
+        // SAFETY: a live writer (the caller's).
         ("i16", |w, n, v| unsafe { quiver_append_i16(w, n, v as i16) }),
+        // SAFETY: a live writer (the caller's).
         ("i32", |w, n, v| unsafe { quiver_append_i32(w, n, v as i32) }),
+        // SAFETY: a live writer (the caller's).
         ("i64", |w, n, v| unsafe { quiver_append_i64(w, n, v as i64) }),
+        // SAFETY: a live writer (the caller's).
         ("u8", |w, n, v| unsafe { quiver_append_u8(w, n, v as u8) }),
+        // SAFETY: a live writer (the caller's).
         ("u16", |w, n, v| unsafe { quiver_append_u16(w, n, v as u16) }),
+        // SAFETY: a live writer (the caller's).
         ("u32", |w, n, v| unsafe { quiver_append_u32(w, n, v as u32) }),
+        // SAFETY: a live writer (the caller's).
         ("u64", |w, n, v| unsafe { quiver_append_u64(w, n, v as u64) }),
+        // SAFETY: a live writer (the caller's).
         ("f32", |w, n, v| unsafe { quiver_append_f32(w, n, v as f32) }),
+        // SAFETY: a live writer (the caller's).
         ("f64", |w, n, v| unsafe { quiver_append_f64(w, n, v) }),
     ];
     // Column type `i` takes append `i` natively.
