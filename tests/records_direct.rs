@@ -349,3 +349,96 @@ fn utf8_under_a_memory_limit() {
         assert_eq!(w.finish().unwrap().num_rows(), if fits { 2000 } else { 0 });
     }
 }
+
+/// Native fixed widths that share one null bitmap (bit c of bytes 0..2 for
+/// column c, so two columns mark nulls in each byte of it and ten columns
+/// in two bytes) or a flag byte each, under every null pattern of a group
+/// of 8 records (none, all, one, all but one, every third, random), at
+/// call sizes that end inside a group and calls that start inside one:
+/// byte for byte the column path's batch, with zeros under nulls.
+#[test]
+fn shared_null_bytes_every_pattern_of_a_group_of_eight() {
+    const TYPES: [&str; 10] =
+        ["int8", "int16", "int32", "int64", "float32", "float64", "uint16", "decimal128(38, 0)", "uint8", "int64"];
+    const W: [usize; 10] = [1, 2, 4, 8, 4, 8, 2, 16, 1, 8];
+    // Values from byte 12 (flag bytes at 2..12), packed.
+    let offs: Vec<usize> = W.iter().scan(12, |at, &w| Some(std::mem::replace(at, *at + w))).collect();
+    let stride = offs[9] + W[9] + 3;
+    let patterns: [fn(usize, &mut Rng) -> bool; 7] = [
+        |_, _| false,
+        |_, _| true,
+        |i, _| i % 8 == 5,
+        |i, _| i % 8 != 2,
+        |i, _| i % 3 == 1,
+        |_, r| r.next() % 2 == 0,
+        |i, _| (i / 8) % 2 == 1,
+    ];
+    let mut rng = Rng(0xC0FFEE);
+    let mut cases = 0;
+    for flags in [false, true] {
+        for (p, pattern) in patterns.iter().enumerate() {
+            for n in [1usize, 7, 8, 9, 64, 203] {
+                let fields: Vec<String> = TYPES.iter().enumerate().map(|(c, t)| format!("c{c}: {t}")).collect();
+                let s = Arc::new(parse_schema(&fields.join(", ")).unwrap());
+                let mut l = RecordLayout::new(s.clone());
+                for (c, &at) in offs.iter().enumerate() {
+                    let mark = if flags { NullMark::Byte { at: 2 + c } } else { NullMark::Bit { at: 0, bit: c } };
+                    l.set(c, Encoding::Fixed { at }, mark).unwrap();
+                }
+                // Column c of record i null by the pattern (shifted by c so
+                // that the columns sharing a byte differ).
+                let null = |c: usize, i: usize, r: &mut Rng| pattern(i + c * 3, r);
+                let mut bytes = vec![0u8; n * stride];
+                for b in bytes.iter_mut() {
+                    *b = rng.next() as u8;
+                }
+                let mut cols: Vec<(Vec<u8>, Vec<u8>)> =
+                    (0..10).map(|_| (Vec::new(), vec![0u8; n.div_ceil(8)])).collect();
+                for i in 0..n {
+                    let r = &mut bytes[i * stride..(i + 1) * stride];
+                    if !flags {
+                        r[0] = 0;
+                        r[1] &= 0xFC;
+                    }
+                    for c in 0..10 {
+                        let is_null = null(c, i, &mut rng);
+                        if c == 7 {
+                            // A decimal within its precision: a small i128.
+                            let x = (rng.next() % 1_000_000) as i128 - 500_000;
+                            r[offs[c]..offs[c] + 16].copy_from_slice(&x.to_le_bytes());
+                        }
+                        if flags {
+                            r[2 + c] = if is_null { 1 + (rng.next() % 255) as u8 } else { 0 };
+                        } else if is_null {
+                            r[c / 8] |= 1 << (c % 8);
+                        }
+                        let v = &r[offs[c]..offs[c] + W[c]];
+                        cols[c].0.extend_from_slice(if is_null { &[0xEE; 16][..W[c]] } else { v });
+                        if !is_null {
+                            bit_util::set_bit(&mut cols[c].1, i);
+                        }
+                    }
+                }
+                let mut want = ArrowWriter::create(s.clone(), WriterOptions::default()).unwrap();
+                for (c, (values, validity)) in cols.iter().enumerate() {
+                    want.write_column_bytes(c, values, Some(validity), n).unwrap();
+                }
+                let want = want.finish().unwrap();
+                // One call, then the same records in calls of 3 and the rest.
+                for split in [n, 3.min(n)] {
+                    let mut w = ArrowWriter::create(s.clone(), WriterOptions::default()).unwrap();
+                    assert_eq!(l.write_records(&mut w, &bytes[..split * stride], stride), Ok(split));
+                    assert_eq!(l.write_records(&mut w, &bytes[split * stride..], stride), Ok(n - split));
+                    let got = w.finish().unwrap();
+                    let what = format!("flags {flags} pattern {p} n {n} split {split}");
+                    assert_same_batch(&got, &want, &what);
+                    for c in 0..10 {
+                        zeros_under_nulls(got.column(c).as_ref(), &what);
+                    }
+                    cases += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(cases, 2 * 7 * 6 * 2);
+}

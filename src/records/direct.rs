@@ -1,11 +1,17 @@
 //! The direct gather of fixed-width and boolean columns: each column's
 //! values are read from the records straight into the column's own value
 //! buffer (`ArrowWriter::append_in_place`), zeros under nulls written in the
-//! same pass (the value ANDed with a mask, no branch per record), and the
-//! validity bits built 8 records at a time into a byte from the null marks.
+//! same pass, and the validity bits built 8 records at a time into a byte
+//! from the null marks. For the native fixed widths the mark bytes of the
+//! records are gathered first, once per byte a layout marks nulls in
+//! (`gather_marks`); 8 records' validity byte is then a few word operations
+//! on 8 mark bytes, 8 valid values are copied as they are, and the values of
+//! a byte with nulls are ANDed with that byte's row masks (no branch per
+//! record, which would mispredict on random nulls).
 
 use super::check::{decimal_value, read, var_bytes};
 use super::types::{Class, ColumnLayout, Encoding, NullMark};
+use crate::buffer::masks::{MASK16, MASK32, MASK64, MASK8};
 use crate::error::Result;
 use crate::writer::in_place::{BitsOut, ValuesOut, VarOut};
 use crate::ArrowWriter;
@@ -109,21 +115,105 @@ unsafe fn for_each_record(
     }
 }
 
-/// All ones for a valid value, zero for a null, as an AND mask: passed
-/// through an `asm!` block whose template is only a comment (x86_64,
-/// aarch64), so that the compiler
-/// cannot turn `value & mask` back into a branch per record (which
-/// mispredicts on random nulls).
-#[inline(always)]
-fn mask(valid: bool) -> u128 {
-    #[allow(unused_mut)]
-    let mut x = valid as u64;
-    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    // SAFETY: a template of only a comment: `x` goes in and out of a register unchanged.
-    unsafe {
-        std::arch::asm!("/* {0} */", inlateout(reg) x, options(pure, nomem, nostack, preserves_flags));
+/// The byte of a record that holds a column's null mark (None: never null).
+pub(super) fn mark_byte(null: NullMark) -> Option<usize> {
+    match null {
+        NullMark::Never => None,
+        NullMark::Bit { at, bit } => Some(at + bit / 8),
+        NullMark::Byte { at } => Some(at),
     }
-    x.wrapping_neg() as i64 as i128 as u128
+}
+
+/// Byte `at` of each of records `0..k`, into `out` (its old bytes dropped):
+/// the null-mark bytes every column that reads that byte shares.
+///
+/// # Safety
+/// Every record holds byte `at`.
+pub(super) unsafe fn gather_marks(rec: impl Fn(usize) -> (*const u8, usize), k: usize, at: usize, out: &mut Vec<u8>) {
+    out.clear();
+    out.reserve(k);
+    let dst = out.as_mut_ptr();
+    for i in 0..k {
+        // SAFETY: `dst` has room for `k` bytes; the byte is in the record.
+        unsafe { dst.add(i).write(*rec(i).0.add(at)) };
+    }
+    // SAFETY: the first `k` bytes were written.
+    unsafe { out.set_len(k) };
+}
+
+/// The validity byte (bit j set: record j valid) of 8 records whose mark
+/// bytes are the bytes of `m`, byte j (little endian) for record j.
+#[inline(always)]
+fn valid_byte(m: u64, null: NullMark) -> u8 {
+    const LOW: u64 = 0x0101_0101_0101_0101;
+    const SEVEN: u64 = !(LOW << 7);
+    let nulls = match null {
+        NullMark::Never => 0,
+        NullMark::Bit { bit, .. } => (m >> (bit % 8)) & LOW,
+        // Bit 7 of each byte set when the byte is nonzero.
+        NullMark::Byte { .. } => ((((m & SEVEN) + SEVEN) | m) >> 7) & LOW,
+    };
+    // Gathers bit 0 of byte j into bit 56 + j.
+    !((nulls.wrapping_mul(0x0102_0408_1020_4080) >> 56) as u8)
+}
+
+/// Gathers the `$t` value at byte `at` of each of records `0..k` into
+/// `dst`, 8 records at a time: validity byte from the records' mark bytes
+/// (`marks`), the 8 values copied as they are when all 8 are valid, ANDed
+/// with the masks of that byte (`$mask(b, j)`: all ones or zero) when not,
+/// and the byte written to `validity`. Without `marks` the column is never
+/// null in the records (all bits set); without `validity` it is not
+/// nullable (records checked to hold no null) and only the values are copied.
+macro_rules! gather_fixed {
+    ($t:ty, $mask:expr, $dst:expr, $rec:expr, $at:expr, $k:expr, $null:expr, $marks:expr, $validity:expr) => {{
+        let (dst, rec, at, k, null) = ($dst.cast::<$t>(), $rec, $at, $k, $null);
+        let value = |i: usize| <$t>::from_le_bytes(read(rec(i).0, at));
+        let mask = $mask;
+        match ($validity, $marks) {
+            (Some(validity), Some(marks)) => {
+                let marks: &[u8] = marks;
+                let mut sink = ByteSink::new(validity);
+                let chunks = k / 8;
+                for c in 0..chunks {
+                    let i0 = c * 8;
+                    let m = u64::from_le_bytes(marks[i0..i0 + 8].try_into().expect("8 bytes"));
+                    let b = valid_byte(m, null);
+                    if b == 0xFF {
+                        for j in 0..8 {
+                            dst.add(i0 + j).write_unaligned(value(i0 + j));
+                        }
+                    } else {
+                        for j in 0..8 {
+                            dst.add(i0 + j).write_unaligned(value(i0 + j) & mask(b, j));
+                        }
+                    }
+                    sink.put(c, b);
+                }
+                let (i0, left) = (chunks * 8, k % 8);
+                if left != 0 {
+                    let mut m = [0u8; 8];
+                    m[..left].copy_from_slice(&marks[i0..k]);
+                    let b = valid_byte(u64::from_le_bytes(m), null) & ((1u8 << left) - 1);
+                    for j in 0..left {
+                        dst.add(i0 + j).write_unaligned(value(i0 + j) & mask(b, j));
+                    }
+                    sink.put(chunks, b);
+                }
+            }
+            (validity, _) => {
+                for i in 0..k {
+                    dst.add(i).write_unaligned(value(i));
+                }
+                if let Some(validity) = validity {
+                    let mut sink = ByteSink::new(validity);
+                    for c in 0..k.div_ceil(8) {
+                        let left = k - c * 8;
+                        sink.put(c, if left >= 8 { 0xFF } else { (1u8 << left) - 1 });
+                    }
+                }
+            }
+        }
+    }};
 }
 
 /// Gathers column `col` (fixed-width or boolean) of records `0..k`, all
@@ -139,6 +229,7 @@ pub(super) unsafe fn write_fixed(
     col: &ColumnLayout,
     rec: impl Fn(usize) -> (*const u8, usize),
     k: usize,
+    marks: Option<&[u8]>,
 ) -> Result<()> {
     let (class, encoding, null) = (col.class, col.encoding, col.null);
     let fill = |values: ValuesOut<'_>, validity: Option<BitsOut<'_>>| {
@@ -159,22 +250,16 @@ pub(super) unsafe fn write_fixed(
             // SAFETY: the value is inside the record; `ptr` has room for
             // `k` values of `width` bytes, each written once.
             (ValuesOut::Fixed { ptr, width }, Class::Fixed { .. }, Encoding::Fixed { at }) => unsafe {
-                macro_rules! masked {
-                    ($t:ty) => {{
-                        let dst = ptr.cast::<$t>();
-                        let put = |i: usize, (p, _): (*const u8, usize), valid: bool| {
-                            let v = <$t>::from_le_bytes(read(p, at));
-                            dst.add(i).write_unaligned(v & mask(valid) as $t);
-                        };
-                        for_each_record(k, rec, null, validity, put)
-                    }};
-                }
+                let m = marks;
                 match width {
-                    1 => masked!(u8),
-                    2 => masked!(u16),
-                    4 => masked!(u32),
-                    8 => masked!(u64),
-                    16 => masked!(u128),
+                    1 => gather_fixed!(u8, |b: u8, j| MASK8[b as usize][j], ptr, rec, at, k, null, m, validity),
+                    2 => gather_fixed!(u16, |b: u8, j| MASK16[b as usize][j], ptr, rec, at, k, null, m, validity),
+                    4 => gather_fixed!(u32, |b: u8, j| MASK32[b as usize][j], ptr, rec, at, k, null, m, validity),
+                    8 => gather_fixed!(u64, |b: u8, j| MASK64[b as usize][j], ptr, rec, at, k, null, m, validity),
+                    16 => {
+                        let mask = |b: u8, j| MASK64[b as usize][j] as i64 as i128 as u128;
+                        gather_fixed!(u128, mask, ptr, rec, at, k, null, m, validity)
+                    }
                     _ => {
                         let put = |i: usize, (p, _): (*const u8, usize), valid: bool| {
                             let dst = ptr.add(i * width);

@@ -8,7 +8,7 @@ use arrow_schema::SchemaRef;
 
 use super::check::{bad, check, is_null, var_bytes};
 use super::direct;
-use super::types::{fits, Class, ColumnLayout, RecordsError};
+use super::types::{fits, Class, ColumnLayout, Encoding, RecordsError};
 use crate::error::{ErrorCode, QuiverError, Result};
 use crate::ArrowWriter;
 
@@ -85,6 +85,7 @@ macro_rules! with_records {
 pub(crate) unsafe fn write(
     schema: &SchemaRef,
     columns: &[Option<ColumnLayout>],
+    marks: &mut Vec<(usize, Vec<u8>)>,
     w: &mut ArrowWriter,
     call: &str,
     src: Source,
@@ -152,6 +153,31 @@ pub(crate) unsafe fn write(
             }
         }
     }
+    // The null-mark bytes of the good records, gathered once for each byte
+    // of the record that nullable fixed-width columns mark their nulls in
+    // (a null bitmap's byte is shared by up to 8 columns); `marks` keeps its
+    // buffers from call to call, its first `used` entries are this call's.
+    let mut used = 0;
+    for col in columns.iter().flatten() {
+        let fixed = matches!((col.class, col.encoding), (Class::Fixed { .. }, Encoding::Fixed { .. }));
+        let Some(at) = direct::mark_byte(col.null).filter(|_| fixed && col.nullable) else { continue };
+        if marks[..used].iter().any(|&(a, _)| a == at) {
+            continue;
+        }
+        if used == marks.len() {
+            marks.push((at, Vec::new()));
+        }
+        let (a, bytes) = &mut marks[used];
+        *a = at;
+        // SAFETY: the good records hold the mark's byte (the size check).
+        with_records!(src, |rec| unsafe { direct::gather_marks(rec, k, at, bytes) });
+        used += 1;
+    }
+    let marks = &marks[..used];
+    let marks_of = |col: &ColumnLayout| {
+        let at = direct::mark_byte(col.null)?;
+        marks.iter().find(|&&(a, _)| a == at).map(|(_, bytes)| bytes.as_slice())
+    };
     'write: while k > 0 {
         for (c, col) in columns.iter().enumerate() {
             let col = col.expect("described");
@@ -163,9 +189,12 @@ pub(crate) unsafe fn write(
                     with_records!(src, |rec| unsafe { direct::write_var(w, call, node, &col, rec, k, utf8) })
                 }
                 _ => {
+                    // The mark bytes of the first `k` records (a prefix of
+                    // those gathered: `k` only shrinks).
+                    let m = marks_of(&col).map(|m| &m[..k]);
                     // SAFETY: the records hold what the layout reads (the
                     // size check above) and were checked good.
-                    let r = with_records!(src, |rec| unsafe { direct::write_fixed(w, call, node, &col, rec, k) });
+                    let r = with_records!(src, |rec| unsafe { direct::write_fixed(w, call, node, &col, rec, k, m) });
                     r.map(|()| None)
                 }
             };

@@ -21,7 +21,9 @@ pub use types::{Encoding, NullMark, RecordsError};
 
 /// Where every top-level column of a schema sits in a row-major record;
 /// described once, used for every batch. A batched call writes straight
-/// into the writer's buffers: it allocates nothing beyond their growth.
+/// into the writer's buffers: it allocates nothing beyond their growth and
+/// the layout's own scratch (one byte per record for each byte of a record
+/// that marks nulls of fixed-width columns), kept from call to call.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -48,6 +50,10 @@ pub use types::{Encoding, NullMark, RecordsError};
 pub struct RecordLayout {
     schema: SchemaRef,
     columns: Vec<Option<ColumnLayout>>,
+    /// The null-mark bytes of the records of the last call, one buffer per
+    /// byte offset of a record that marks nulls (see `gather::write`): kept
+    /// so that a call allocates nothing once the buffers have grown.
+    marks: Vec<(usize, Vec<u8>)>,
 }
 
 impl RecordLayout {
@@ -63,14 +69,14 @@ impl RecordLayout {
         n: usize,
     ) -> Result<usize, RecordsError> {
         // SAFETY: per the contract.
-        unsafe { gather::write(&self.schema, &self.columns, w, call, src, n) }
+        unsafe { gather::write(&self.schema, &self.columns, &mut self.marks, w, call, src, n) }
     }
 
     /// A layout for the top-level columns of `schema`, none described yet:
     /// describe each with [`RecordLayout::set`] before writing.
     pub fn new(schema: SchemaRef) -> RecordLayout {
         let columns = vec![None; schema.fields().len()];
-        RecordLayout { schema, columns }
+        RecordLayout { schema, columns, marks: Vec::new() }
     }
 
     /// The schema whose top-level columns this layout describes.
