@@ -53,8 +53,14 @@ impl ArrowWriter {
             return Err(QuiverError::invalid("write_array: the dictionary keys are shorter than the array"));
         };
         remap.clear();
-        remap.resize(values.len(), NEW);
+        // One entry past the input dictionary, for `push_keys`.
+        remap.resize(values.len() + 1, NEW);
         self.copy_validity(node, "write_array", bits, count)?;
+        // `Some(m)`: `remap` is the identity on `0..m` and holds no other
+        // index (each value used so far was interned in its input order, as
+        // the order of first use a builder gives), so a key below `m` is
+        // copied as it is.
+        let mut ident = Some(0);
         let mut i = 0;
         while i < count {
             let n = &mut self.nodes[node];
@@ -64,10 +70,10 @@ impl ArrowWriter {
             }
             let rest = &input[i * K::WIDTH..];
             let (pushed, stop) = match *width {
-                1 => push_keys::<K, u8>(rest, &mut keys.buf, remap, bits, i),
-                2 => push_keys::<K, u16>(rest, &mut keys.buf, remap, bits, i),
-                4 => push_keys::<K, u32>(rest, &mut keys.buf, remap, bits, i),
-                _ => push_keys::<K, u64>(rest, &mut keys.buf, remap, bits, i),
+                1 => push_keys::<K, u8>(rest, &mut keys.buf, remap, ident, bits, i),
+                2 => push_keys::<K, u16>(rest, &mut keys.buf, remap, ident, bits, i),
+                4 => push_keys::<K, u32>(rest, &mut keys.buf, remap, ident, bits, i),
+                _ => push_keys::<K, u64>(rest, &mut keys.buf, remap, ident, bits, i),
             };
             n.len += pushed;
             i += pushed;
@@ -80,9 +86,25 @@ impl ArrowWriter {
                     )))
                 }
                 Stop::New(key) => {
-                    self.append_encoded(node, |w| w.copy_data(v, values, key, 1))
-                        .inspect_err(|_| self.refused_at = self.refused_at.map(|_| start + i))?;
-                    remap[key] = self.last_key(node);
+                    let value = match values.nulls().is_some_and(|n| n.is_null(key)) {
+                        false => flat_input(&self.nodes[v].layout, values, key),
+                        true => None,
+                    };
+                    match value {
+                        // A flat value is looked up by its bytes and written only when new.
+                        Some(value) => {
+                            self.append_flat(node, v, value, |w| match push_flat(&mut w.nodes[v], value, false) {
+                                true => Ok(()),
+                                false => w.copy_data(v, values, key, 1),
+                            })
+                        }
+                        None => self.append_encoded(node, |w| w.copy_data(v, values, key, 1)),
+                    }
+                    .inspect_err(|_| self.refused_at = self.refused_at.map(|_| start + i))?;
+                    let index = self.last_key(node);
+                    remap[key] = index;
+                    // Still the identity while the values come in their input order.
+                    ident = ident.filter(|&m| key == m && index == m).map(|m| m + 1);
                     i += 1;
                 }
             }
@@ -162,7 +184,6 @@ impl ArrowWriter {
     /// node without validity, an offset overflow): the general copy then
     /// writes it or gives the error.
     fn copy_flat_run(&mut self, node: usize, v: usize, values: &ArrayData, run: usize, len: usize) -> bool {
-        let at = values.offset() + run;
         if values.nulls().is_some_and(|n| n.is_null(run)) {
             let vn = &self.nodes[v];
             if !is_flat(&vn.layout) || vn.validity.is_none() {
@@ -176,31 +197,7 @@ impl ArrowWriter {
             self.push_run(node, len);
             return true;
         }
-        let b = values.buffers();
-        let value: &[u8] = match (&self.nodes[v].layout, values.data_type()) {
-            (
-                Layout::Var { large, .. },
-                DataType::Utf8 | DataType::Binary | DataType::LargeUtf8 | DataType::LargeBinary,
-            ) => {
-                let w = if *large { 8 } else { 4 };
-                let offsets = b[0].as_slice();
-                if offsets.len() < (at + 2) * w {
-                    return false;
-                }
-                let (s, e) = (read_int(offsets, w, at), read_int(offsets, w, at + 1));
-                match b[1].as_slice().get(s as usize..e as usize) {
-                    Some(value) if s >= 0 && s <= e => value,
-                    _ => return false,
-                }
-            }
-            (Layout::Fixed { width, decimal: None, .. }, _) => {
-                match b[0].as_slice().get(at * width..(at + 1) * width) {
-                    Some(value) => value,
-                    None => return false,
-                }
-            }
-            _ => return false,
-        };
+        let Some(value) = flat_input(&self.nodes[v].layout, values, run) else { return false };
         let vn = &self.nodes[v];
         if self.nodes[node].len > 0 && same_value(flat_value(vn.validity.as_ref(), &vn.layout, vn.len - 1), Some(value))
         {
@@ -215,30 +212,89 @@ impl ArrowWriter {
     }
 }
 
+/// The bytes value `i` of `values` is stored as in a value node of
+/// `layout`, for the layouts the direct paths take (variable width from
+/// utf8 or binary, fixed width other than decimals, whose copies check the
+/// precision); `None` for any other layout, or a value its buffers do not
+/// hold. The caller checks that the value is not null.
+fn flat_input<'a>(layout: &Layout, values: &'a ArrayData, i: usize) -> Option<&'a [u8]> {
+    let at = values.offset() + i;
+    let b = values.buffers();
+    match (layout, values.data_type()) {
+        (
+            Layout::Var { large, .. },
+            DataType::Utf8 | DataType::Binary | DataType::LargeUtf8 | DataType::LargeBinary,
+        ) => {
+            let w = if *large { 8 } else { 4 };
+            let offsets = b[0].as_slice();
+            if offsets.len() < (at + 2) * w {
+                return None;
+            }
+            let (s, e) = (read_int(offsets, w, at), read_int(offsets, w, at + 1));
+            if s < 0 || s > e {
+                return None;
+            }
+            b[1].as_slice().get(s as usize..e as usize)
+        }
+        (Layout::Fixed { width, decimal: None, .. }, _) => b[0].as_slice().get(at * width..(at + 1) * width),
+        _ => None,
+    }
+}
+
 /// An input dictionary key type: its width and how one key reads as an
 /// index (a negative key reads as an index past any dictionary).
 trait DictKey {
     const WIDTH: usize;
-    fn index(bytes: &[u8]) -> usize;
+    /// One key's bytes.
+    type Raw: Copy;
+    /// The whole keys of `bytes`.
+    fn split(bytes: &[u8]) -> &[Self::Raw];
+    fn index(raw: Self::Raw) -> usize;
+    /// The key's bits as an unsigned index: `index` for a key in the
+    /// dictionary, past it for any other key.
+    fn unsigned(raw: Self::Raw) -> usize;
+}
+
+/// The whole `N`-byte arrays at the start of `bytes` (a trailing part
+/// shorter than `N` is left out), borrowed from `bytes`.
+#[inline(always)]
+fn whole_keys<const N: usize>(bytes: &[u8]) -> &[[u8; N]] {
+    // SAFETY: `[u8; N]` has the size `N`, the alignment 1 and no invalid
+    // bit pattern, so the first `len / N * N` bytes of `bytes` are exactly
+    // `len / N` of them, borrowed for as long as `bytes`.
+    unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast(), bytes.len() / N) }
 }
 
 macro_rules! dict_keys {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $u:ty),*) => {$(
         impl DictKey for $t {
             const WIDTH: usize = std::mem::size_of::<$t>();
+            type Raw = [u8; std::mem::size_of::<$t>()];
             #[inline(always)]
-            fn index(bytes: &[u8]) -> usize {
-                let v = <$t>::from_le_bytes(bytes.try_into().expect("one key"));
-                usize::try_from(v).unwrap_or(usize::MAX)
+            fn split(bytes: &[u8]) -> &[Self::Raw] {
+                whole_keys(bytes)
+            }
+            #[inline(always)]
+            fn unsigned(raw: Self::Raw) -> usize {
+                // A negative key reads as an index past any dictionary.
+                <$u>::from_le_bytes(raw) as usize
+            }
+            #[inline(always)]
+            fn index(raw: Self::Raw) -> usize {
+                usize::try_from(<$t>::from_le_bytes(raw)).unwrap_or(usize::MAX)
             }
         }
     )*};
 }
 
-dict_keys!(i8, i16, i32, i64, u8, u16, u32, u64);
+dict_keys!(i8 => u8, i16 => u16, i32 => u32, i64 => u64, u8 => u8, u16 => u16, u32 => u32, u64 => u64);
 
 /// `remap` of an input index not seen yet.
 const NEW: usize = usize::MAX;
+
+/// The bit of `NEW` no dictionary index has (an index is below
+/// `isize::MAX`).
+const NEW_BIT: usize = 1 << (usize::BITS - 1);
 
 /// Where `push_keys` stopped.
 enum Stop {
@@ -271,46 +327,130 @@ out_keys!(u8, u16, u32, u64);
 /// Pushes the keys of rows `first..` (`input`: their keys of `K`) onto
 /// `out` as `O`: `remap` of each valid row's input index, 0 under a null,
 /// until a row whose index is new or out of range; returns the keys pushed
-/// and where it stopped. Keys go out 64 at a time, through a buffer on the
-/// stack.
+/// and where it stopped. `remap` holds one entry past the input dictionary,
+/// `NEW`; `ident` is `Some(m)` when `remap` is the identity on `0..m` and
+/// `NEW` elsewhere. Keys go out 64 at a time, through a buffer on the stack
+/// (`map_block`), and a block where one was missing is done again key by
+/// key (`key_by_key`), to stop at the first.
 #[inline(always)]
 fn push_keys<K: DictKey, O: OutKey + arrow_buffer::ArrowNativeType>(
     input: &[u8],
     out: &mut arrow_buffer::MutableBuffer,
     remap: &[usize],
+    ident: Option<usize>,
     bits: Option<Bits>,
     first: usize,
 ) -> (usize, Stop) {
+    let top = remap.len() - 1;
+    let table = &remap[..=top];
     let mut staged = [O::of(0); 64];
     let mut done = 0;
-    for block in input.chunks(64 * K::WIDTH) {
-        let mut n = 0;
-        let mut stop = None;
-        for (slot, key) in staged.iter_mut().zip(block.chunks_exact(K::WIDTH)) {
-            if bits.is_some_and(|b| !b.get(first + done + n)) {
-                *slot = O::of(0);
-                n += 1;
-                continue;
-            }
-            let key = K::index(key);
-            match remap.get(key) {
-                Some(&index) if index != NEW => *slot = O::of(index),
-                Some(_) => {
-                    stop = Some(Stop::New(key));
-                    break;
-                }
+    for block in K::split(input).chunks(64) {
+        let n = block.len();
+        // Right after a stop (`first` > 0), more new values are likely near:
+        // the first block goes key by key rather than twice.
+        if done == 0 && first > 0 {
+            match key_by_key::<K, O>(block, out, &remap[..top], bits, first, &mut staged) {
+                Some((pushed, stop)) => return (pushed, stop),
                 None => {
-                    stop = Some(Stop::OutOfRange(key));
-                    break;
+                    done = n;
+                    continue;
                 }
             }
-            n += 1;
+        }
+        let valid = bits.map(|b| valid_word(b, first + done, n)).filter(|&v| v != u64::MAX >> (64 - n));
+        let seen = match ident {
+            Some(m) => map_block::<K, O>(block, &mut staged, valid, |k| if k < m { k } else { NEW }),
+            None => map_block::<K, O>(block, &mut staged, valid, |k| table[k.min(top)]),
+        };
+        if seen & NEW_BIT != 0 {
+            let (pushed, stop) = key_by_key::<K, O>(block, out, &remap[..top], bits, first + done, &mut staged)
+                .expect("a block where map_block saw a missing index holds one");
+            return (done + pushed, stop);
         }
         out.extend_from_slice(&staged[..n]);
         done += n;
-        if let Some(stop) = stop {
-            return (done, stop);
-        }
     }
     (done, Stop::End)
+}
+
+/// Remaps the keys of `block` into `slots` (as long) with `map` (an unsigned key to
+/// its index, `NEW` when it has none), 0 under a null (`valid`: the block's
+/// validity bits, `None` when every row is valid), without a branch per
+/// key; returns the indexes of valid rows ored together, whose top bit
+/// (`NEW_BIT`) says one was `NEW`. An or, not a compare: nothing but one
+/// `or` is carried from key to key.
+#[inline(always)]
+fn map_block<K: DictKey, O: OutKey>(
+    block: &[K::Raw],
+    slots: &mut [O],
+    valid: Option<u64>,
+    map: impl Fn(usize) -> usize,
+) -> usize {
+    let mut seen = 0;
+    match valid {
+        None => {
+            for (slot, &key) in slots.iter_mut().zip(block) {
+                let index = map(K::unsigned(key));
+                seen |= index;
+                *slot = O::of(index);
+            }
+        }
+        Some(valid) => {
+            for (j, (slot, &key)) in slots.iter_mut().zip(block).enumerate() {
+                let keep = 0usize.wrapping_sub(((valid >> j) & 1) as usize);
+                let index = map(K::unsigned(key)) & keep;
+                seen |= index;
+                *slot = O::of(index);
+            }
+        }
+    }
+    seen
+}
+
+/// The validity of rows `at..at + n` (`n` ≤ 64) of `b` as the low `n` bits
+/// of a word (the bits above them 0).
+#[inline(always)]
+fn valid_word(b: Bits, at: usize, n: usize) -> u64 {
+    let bit = b.offset + at;
+    let (byte, shift) = (bit / 8, bit % 8);
+    let mut raw = [0u8; 16];
+    let have = b.bytes.len().saturating_sub(byte).min(9);
+    raw[..have].copy_from_slice(&b.bytes[byte..byte + have]);
+    let word = (u128::from_le_bytes(raw) >> shift) as u64;
+    word & (u64::MAX >> (64 - n))
+}
+
+/// `push_keys` of one block, key by key: the keys up to the first row whose
+/// index is new or out of range are pushed and the stop returned; with no
+/// such row, the whole block is pushed (`remap`: one entry per input
+/// dictionary value).
+#[inline(never)]
+fn key_by_key<K: DictKey, O: OutKey + arrow_buffer::ArrowNativeType>(
+    block: &[K::Raw],
+    out: &mut arrow_buffer::MutableBuffer,
+    remap: &[usize],
+    bits: Option<Bits>,
+    at: usize,
+    staged: &mut [O; 64],
+) -> Option<(usize, Stop)> {
+    for (n, (slot, &key)) in staged.iter_mut().zip(block).enumerate() {
+        if bits.is_some_and(|b| !b.get(at + n)) {
+            *slot = O::of(0);
+            continue;
+        }
+        let key = K::index(key);
+        let stop = match remap.get(key) {
+            Some(&index) if index != NEW => {
+                *slot = O::of(index);
+                continue;
+            }
+            Some(_) => Stop::New(key),
+            None => Stop::OutOfRange(key),
+        };
+        out.extend_from_slice(&staged[..n]);
+        return Some((n, stop));
+    }
+    out.extend_from_slice(&staged[..block.len()]);
+    None
 }
