@@ -645,3 +645,191 @@ fn a_column_copy_past_the_run_end_type_is_refused_whole() {
         assert_eq!(batch.num_rows(), 20_000);
     }
 }
+
+/// Rows a key-copy case takes its slices from: every size in `SIZES` at
+/// every offset in `OFFSETS`.
+const SIZES: [usize; 8] = [1, 7, 63, 64, 65, 128, 200, 1000];
+const OFFSETS: [usize; 4] = [0, 3, 64, 69];
+
+/// Dictionary array `a` with its keys replaced by `keys` (as unsigned
+/// words, cut to the key width: a negative key is its two's complement) and
+/// its validity by `nulls`, the dictionary values kept.
+fn with_keys(a: &ArrayRef, keys: &[u64], nulls: Option<NullBuffer>) -> ArrayRef {
+    let DataType::Dictionary(key_type, _) = a.data_type() else { unreachable!() };
+    let width = key_type.primitive_width().unwrap();
+    let bytes: Vec<u8> = keys.iter().flat_map(|k| k.to_le_bytes()[..width].to_vec()).collect();
+    let data = ArrayData::builder(a.data_type().clone())
+        .len(keys.len())
+        .add_buffer(Buffer::from_vec(bytes))
+        .nulls(nulls)
+        .add_child_data(a.to_data().child_data()[0].clone());
+    // SAFETY: the array only goes to write_array, which checks every valid
+    // key against the dictionary (keys out of range are what some cases
+    // are about).
+    make_array(unsafe { data.build_unchecked() })
+}
+
+/// The logical values of dictionary array `a` (unsliced) with the
+/// dictionary reordered: values `0..keep` where they are, the rest
+/// reversed, and a copy of value 0 appended that no key uses. When `a`'s
+/// dictionary is in the order of first use, the keys stay copied as they are
+/// up to value `keep`, then no longer.
+fn permute_dictionary(a: &ArrayRef, keep: usize) -> ArrayRef {
+    let d = a.as_any_dictionary();
+    let n = d.values().len();
+    let keep = keep.min(n);
+    let mut order: Vec<u32> = (0..keep as u32).chain((keep as u32..n as u32).rev()).collect();
+    let mut place = vec![0u64; n];
+    for (at, &old) in order.iter().enumerate() {
+        place[old as usize] = at as u64;
+    }
+    if n > 0 {
+        order.push(0);
+    }
+    let values = arrow::compute::take(d.values().as_ref(), &UInt32Array::from(order), None).unwrap();
+    let keys: Vec<u64> = d
+        .normalized_keys()
+        .iter()
+        .enumerate()
+        .map(|(i, &k)| if a.is_null(i) { (i % 3) as u64 } else { place[k] })
+        .collect();
+    let DataType::Dictionary(key_type, _) = a.data_type() else { unreachable!() };
+    let width = key_type.primitive_width().unwrap();
+    let bytes: Vec<u8> = keys.iter().flat_map(|k| k.to_le_bytes()[..width].to_vec()).collect();
+    let data = ArrayData::builder(a.data_type().clone())
+        .len(a.len())
+        .add_buffer(Buffer::from_vec(bytes))
+        .nulls(a.logical_nulls())
+        .add_child_data(values.to_data())
+        .build()
+        .unwrap();
+    make_array(data)
+}
+
+/// The column copy of a dictionary takes keys in blocks of 64 (copied as
+/// they are while the input dictionary is in the order of first use, through
+/// a table otherwise, one by one after a new value): for every key width and
+/// value type, with and without nulls, at every size around the block
+/// length, at offsets inside and past a block, in one call or two, with the
+/// dictionary in first-use order, reordered after some values, reversed
+/// with a duplicate, it gives the row path's bytes.
+#[test]
+fn the_key_copy_matches_the_rows_at_every_size_offset_and_order() {
+    let longest = SIZES.iter().max().unwrap() + OFFSETS.iter().max().unwrap();
+    for key in KEYS {
+        for value in VALUES {
+            let schema = format!("dictionary<{key}, {value}>");
+            for nulls in [false, true] {
+                let all = rows(17, longest, false, nulls);
+                let full = row_batch(&schema, value, &all).column(0).clone();
+                let distinct = full.as_any_dictionary().values().len();
+                let inputs: Vec<(&str, ArrayRef)> = vec![
+                    ("the row path's own array", full.clone()),
+                    ("reversed with a duplicate", reencode_dictionary(&full)),
+                    ("reordered after half the values", permute_dictionary(&full, distinct / 2)),
+                    ("with an unused value", permute_dictionary(&full, distinct)),
+                ];
+                for n in SIZES {
+                    for off in OFFSETS {
+                        let expected = batch_bytes(&row_batch(&schema, value, &all[off..off + n]));
+                        for (what, input) in &inputs {
+                            let part = input.slice(off, n);
+                            let mut w = writer(&schema, WriterOptions::default());
+                            w.write_array(0, part.as_ref()).unwrap_or_else(|e| panic!("{schema}, {what}: {e}"));
+                            let one = w.finish().unwrap();
+                            validate(&one);
+                            assert!(
+                                batch_bytes(&one) == expected,
+                                "{schema}, nulls {nulls}, {n} rows at {off}: write_array of {what} differs from the rows"
+                            );
+                            let cut = n / 3;
+                            let mut w = writer(&schema, WriterOptions::default());
+                            w.write_array(0, part.slice(0, cut).as_ref()).unwrap();
+                            w.write_array(0, part.slice(cut, n - cut).as_ref()).unwrap();
+                            assert!(
+                                batch_bytes(&w.finish().unwrap()) == expected,
+                                "{schema}, nulls {nulls}, {n} rows at {off}: two write_array calls of {what} differ"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A valid row whose key is past the dictionary (just past it, the largest
+/// key of the type, a negative one) is refused with InvalidArgument,
+/// wherever it sits in a block of 64 and whichever way the keys are being
+/// copied, and the batch is as it was before the call; the same key under
+/// a null is taken, as key 0.
+#[test]
+fn a_bad_key_anywhere_is_refused_whole() {
+    const ROWS: usize = 200;
+    for key in KEYS {
+        let schema = format!("dictionary<{key}, utf8>");
+        let width = match key {
+            "int8" | "uint8" => 1,
+            "int16" | "uint16" => 2,
+            "int32" | "uint32" => 4,
+            _ => 8,
+        };
+        let top_bit = 1u64 << (8 * width - 1);
+        for nulls in [false, true] {
+            let all = rows(29, ROWS + 10, false, nulls);
+            let (prefix, body) = all.split_at(10);
+            let full = row_batch(&schema, "utf8", body).column(0).clone();
+            let distinct = full.as_any_dictionary().values().len() as u64;
+            let clean = {
+                let mut w = writer(&schema, WriterOptions::default());
+                write_rows(&mut w, "utf8", prefix);
+                batch_bytes(&w.finish().unwrap())
+            };
+            for (order, input) in [("first-use order", full.clone()), ("reversed", reencode_dictionary(&full))] {
+                let keys: Vec<u64> = input.as_any_dictionary().normalized_keys().iter().map(|&k| k as u64).collect();
+                let valid = input.logical_nulls();
+                for at in [0, 1, 62, 63, 64, 65, 127, 128, 150, ROWS - 1] {
+                    for bad in [distinct + 1, top_bit - 1, top_bit, u64::MAX] {
+                        let mut bad_keys = keys.clone();
+                        bad_keys[at] = bad;
+                        // The bad key on a valid row.
+                        let mut v: Vec<bool> =
+                            (0..ROWS).map(|i| valid.as_ref().is_none_or(|n| n.is_valid(i))).collect();
+                        v[at] = true;
+                        let input_bad = with_keys(&input, &bad_keys, Some(NullBuffer::from(v.clone())));
+                        let mut w = writer(&schema, WriterOptions::default());
+                        write_rows(&mut w, "utf8", prefix);
+                        let e = w.write_array(0, input_bad.as_ref()).expect_err("a key past the dictionary");
+                        assert_eq!(
+                            e.code(),
+                            ErrorCode::InvalidArgument,
+                            "{schema}, {order}, key {bad:#x} at {at}: {e}"
+                        );
+                        let got = w.finish().unwrap();
+                        validate(&got);
+                        assert!(
+                            batch_bytes(&got) == clean,
+                            "{schema}, {order}, key {bad:#x} at {at}: the refused call changed the batch"
+                        );
+                        // The same key under a null: taken, as a null with key 0.
+                        v[at] = false;
+                        let mut expected_rows = all.clone();
+                        expected_rows[10 + at] = None;
+                        let under_null = with_keys(&input, &bad_keys, Some(NullBuffer::from(v)));
+                        let mut w = writer(&schema, WriterOptions::default());
+                        write_rows(&mut w, "utf8", prefix);
+                        w.write_array(0, under_null.as_ref()).unwrap_or_else(|e| panic!("{schema}, {order}: {e}"));
+                        let got = w.finish().unwrap();
+                        validate(&got);
+                        let mut want = writer(&schema, WriterOptions::default());
+                        write_rows(&mut want, "utf8", &expected_rows);
+                        assert!(
+                            batch_bytes(&got) == batch_bytes(&want.finish().unwrap()),
+                            "{schema}, {order}, key {bad:#x} under a null at {at}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
