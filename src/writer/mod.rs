@@ -15,6 +15,7 @@ use crate::node::{Kind, Node, NO_OPEN};
 
 mod column;
 mod column_values;
+mod dict_keys;
 mod encoded;
 mod encoded_copy;
 mod encoded_row;

@@ -1,0 +1,220 @@
+//! The key copy of the dictionary column path (see `encoded_copy`): input
+//! keys of every width read as indexes, remapped 64 at a time without a
+//! branch per key, copied as they are while the input dictionary comes in
+//! the order of first use, and key by key after a value not seen yet.
+
+use crate::buffer::bits::Bits;
+
+/// An input dictionary key type: its width and how one key reads as an
+/// index (a negative key reads as an index past any dictionary).
+pub(super) trait DictKey {
+    const WIDTH: usize;
+    /// One key's bytes.
+    type Raw: Copy;
+    /// The whole keys of `bytes`.
+    fn split(bytes: &[u8]) -> &[Self::Raw];
+    fn index(raw: Self::Raw) -> usize;
+    /// The key's bits as an unsigned index: `index` for a key in the
+    /// dictionary, past it for any other key.
+    fn unsigned(raw: Self::Raw) -> usize;
+}
+
+/// The whole `N`-byte arrays at the start of `bytes` (a trailing part
+/// shorter than `N` is left out), borrowed from `bytes`.
+#[inline(always)]
+fn whole_keys<const N: usize>(bytes: &[u8]) -> &[[u8; N]] {
+    // SAFETY: `[u8; N]` has the size `N`, the alignment 1 and no invalid
+    // bit pattern, so the first `len / N * N` bytes of `bytes` are exactly
+    // `len / N` of them, borrowed for as long as `bytes`.
+    unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast(), bytes.len() / N) }
+}
+
+macro_rules! dict_keys {
+    ($($t:ty => $u:ty),*) => {$(
+        impl DictKey for $t {
+            const WIDTH: usize = std::mem::size_of::<$t>();
+            type Raw = [u8; std::mem::size_of::<$t>()];
+            #[inline(always)]
+            fn split(bytes: &[u8]) -> &[Self::Raw] {
+                whole_keys(bytes)
+            }
+            #[inline(always)]
+            fn unsigned(raw: Self::Raw) -> usize {
+                // A negative key reads as an index past any dictionary.
+                <$u>::from_le_bytes(raw) as usize
+            }
+            #[inline(always)]
+            fn index(raw: Self::Raw) -> usize {
+                usize::try_from(<$t>::from_le_bytes(raw)).unwrap_or(usize::MAX)
+            }
+        }
+    )*};
+}
+
+dict_keys!(i8 => u8, i16 => u16, i32 => u32, i64 => u64, u8 => u8, u16 => u16, u32 => u32, u64 => u64);
+
+/// `remap` of an input index not seen yet.
+pub(super) const NEW: usize = usize::MAX;
+
+/// The bit of `NEW` no dictionary index has (an index is below
+/// `isize::MAX`).
+const NEW_BIT: usize = 1 << (usize::BITS - 1);
+
+/// Where `push_keys` stopped.
+pub(super) enum Stop {
+    /// At the end of the input.
+    End,
+    /// At a valid row whose input index is not in `remap` yet.
+    New(usize),
+    /// At a valid row whose input index is past the input dictionary.
+    OutOfRange(usize),
+}
+
+/// An output key type (u8 to u64: the key width of the node).
+pub(super) trait OutKey: Copy {
+    fn of(index: usize) -> Self;
+}
+
+macro_rules! out_keys {
+    ($($t:ty),*) => {$(
+        impl OutKey for $t {
+            #[inline(always)]
+            fn of(index: usize) -> Self {
+                index as $t
+            }
+        }
+    )*};
+}
+
+out_keys!(u8, u16, u32, u64);
+
+/// Pushes the keys of rows `first..` (`input`: their keys of `K`) onto
+/// `out` as `O`: `remap` of each valid row's input index, 0 under a null,
+/// until a row whose index is new or out of range; returns the keys pushed
+/// and where it stopped. `remap` holds one entry past the input dictionary,
+/// `NEW`; `ident` is `Some(m)` when `remap` is the identity on `0..m` and
+/// `NEW` elsewhere. Keys go out 64 at a time, through a buffer on the stack
+/// (`map_block`), and a block where one was missing is done again key by
+/// key (`key_by_key`), to stop at the first.
+#[inline(always)]
+pub(super) fn push_keys<K: DictKey, O: OutKey + arrow_buffer::ArrowNativeType>(
+    input: &[u8],
+    out: &mut arrow_buffer::MutableBuffer,
+    remap: &[usize],
+    ident: Option<usize>,
+    bits: Option<Bits>,
+    first: usize,
+) -> (usize, Stop) {
+    let top = remap.len() - 1;
+    let table = &remap[..=top];
+    let mut staged = [O::of(0); 64];
+    let mut done = 0;
+    for block in K::split(input).chunks(64) {
+        let n = block.len();
+        // Right after a stop (`first` > 0), more new values are likely near:
+        // the first block goes key by key rather than twice.
+        if done == 0 && first > 0 {
+            match key_by_key::<K, O>(block, out, &remap[..top], bits, first, &mut staged) {
+                Some((pushed, stop)) => return (pushed, stop),
+                None => {
+                    done = n;
+                    continue;
+                }
+            }
+        }
+        let valid = bits.map(|b| valid_word(b, first + done, n)).filter(|&v| v != u64::MAX >> (64 - n));
+        let seen = match ident {
+            Some(m) => map_block::<K, O>(block, &mut staged, valid, |k| if k < m { k } else { NEW }),
+            None => map_block::<K, O>(block, &mut staged, valid, |k| table[k.min(top)]),
+        };
+        if seen & NEW_BIT != 0 {
+            let (pushed, stop) = key_by_key::<K, O>(block, out, &remap[..top], bits, first + done, &mut staged)
+                .expect("a block where map_block saw a missing index holds one");
+            return (done + pushed, stop);
+        }
+        out.extend_from_slice(&staged[..n]);
+        done += n;
+    }
+    (done, Stop::End)
+}
+
+/// Remaps the keys of `block` into `slots` (as long) with `map` (an unsigned key to
+/// its index, `NEW` when it has none), 0 under a null (`valid`: the block's
+/// validity bits, `None` when every row is valid), without a branch per
+/// key; returns the indexes of valid rows ored together, whose top bit
+/// (`NEW_BIT`) says one was `NEW`. An or, not a compare: nothing but one
+/// `or` is carried from key to key.
+#[inline(always)]
+fn map_block<K: DictKey, O: OutKey>(
+    block: &[K::Raw],
+    slots: &mut [O],
+    valid: Option<u64>,
+    map: impl Fn(usize) -> usize,
+) -> usize {
+    let mut seen = 0;
+    match valid {
+        None => {
+            for (slot, &key) in slots.iter_mut().zip(block) {
+                let index = map(K::unsigned(key));
+                seen |= index;
+                *slot = O::of(index);
+            }
+        }
+        Some(valid) => {
+            for (j, (slot, &key)) in slots.iter_mut().zip(block).enumerate() {
+                let keep = 0usize.wrapping_sub(((valid >> j) & 1) as usize);
+                let index = map(K::unsigned(key)) & keep;
+                seen |= index;
+                *slot = O::of(index);
+            }
+        }
+    }
+    seen
+}
+
+/// The validity of rows `at..at + n` (`n` ≤ 64) of `b` as the low `n` bits
+/// of a word (the bits above them 0).
+#[inline(always)]
+fn valid_word(b: Bits, at: usize, n: usize) -> u64 {
+    let bit = b.offset + at;
+    let (byte, shift) = (bit / 8, bit % 8);
+    let mut raw = [0u8; 16];
+    let have = b.bytes.len().saturating_sub(byte).min(9);
+    raw[..have].copy_from_slice(&b.bytes[byte..byte + have]);
+    let word = (u128::from_le_bytes(raw) >> shift) as u64;
+    word & (u64::MAX >> (64 - n))
+}
+
+/// `push_keys` of one block, key by key: the keys up to the first row whose
+/// index is new or out of range are pushed and the stop returned; with no
+/// such row, the whole block is pushed (`remap`: one entry per input
+/// dictionary value).
+#[inline(never)]
+fn key_by_key<K: DictKey, O: OutKey + arrow_buffer::ArrowNativeType>(
+    block: &[K::Raw],
+    out: &mut arrow_buffer::MutableBuffer,
+    remap: &[usize],
+    bits: Option<Bits>,
+    at: usize,
+    staged: &mut [O; 64],
+) -> Option<(usize, Stop)> {
+    for (n, (slot, &key)) in staged.iter_mut().zip(block).enumerate() {
+        if bits.is_some_and(|b| !b.get(at + n)) {
+            *slot = O::of(0);
+            continue;
+        }
+        let key = K::index(key);
+        let stop = match remap.get(key) {
+            Some(&index) if index != NEW => {
+                *slot = O::of(index);
+                continue;
+            }
+            Some(_) => Stop::New(key),
+            None => Stop::OutOfRange(key),
+        };
+        out.extend_from_slice(&staged[..n]);
+        return Some((n, stop));
+    }
+    out.extend_from_slice(&staged[..block.len()]);
+    None
+}
