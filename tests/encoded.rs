@@ -833,3 +833,100 @@ fn a_bad_key_anywhere_is_refused_whole() {
         }
     }
 }
+
+/// The run-end copy (whole runs of a fixed-width value in one copy, the
+/// others run by run) gives the rows' bytes at every size and offset, for
+/// every run-end type and value type, with and without nulls, from the row
+/// path's own array and from one with equal neighbouring runs (which the
+/// writer merges), in one call or two (the second's first run then may
+/// continue the first's last).
+#[test]
+fn the_run_copy_matches_the_rows_at_every_size_and_offset() {
+    let longest = SIZES.iter().max().unwrap() + OFFSETS.iter().max().unwrap();
+    for run_end in RUN_ENDS {
+        for value in VALUES {
+            let schema = format!("run_end_encoded<{run_end}, {value}>");
+            for nulls in [false, true] {
+                let all = rows(23, longest, true, nulls);
+                let full = row_batch(&schema, value, &all).column(0).clone();
+                let inputs = [("the row path's own array", full.clone()), ("with split runs", split_runs(&full))];
+                for n in SIZES {
+                    for off in OFFSETS {
+                        let expected = batch_bytes(&row_batch(&schema, value, &all[off..off + n]));
+                        for (what, input) in &inputs {
+                            let part = input.slice(off, n);
+                            let mut w = writer(&schema, WriterOptions::default());
+                            w.write_array(0, part.as_ref()).unwrap_or_else(|e| panic!("{schema}, {what}: {e}"));
+                            let one = w.finish().unwrap();
+                            validate(&one);
+                            assert!(
+                                batch_bytes(&one) == expected,
+                                "{schema}, nulls {nulls}, {n} rows at {off}: write_array of {what} differs from the rows"
+                            );
+                            for cut in [n / 3, n / 2 + 1] {
+                                let cut = cut.min(n);
+                                let mut w = writer(&schema, WriterOptions::default());
+                                w.write_array(0, part.slice(0, cut).as_ref()).unwrap();
+                                w.write_array(0, part.slice(cut, n - cut).as_ref()).unwrap();
+                                assert!(
+                                    batch_bytes(&w.finish().unwrap()) == expected,
+                                    "{schema}, nulls {nulls}, {n} rows at {off}, cut at {cut}: two calls of {what} differ"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A run-end input (built without arrow's checks) whose run end at any
+/// position equals or falls below the one before it is refused with
+/// InvalidArgument, for every run-end type and for values copied in bulk
+/// (int64) or run by run (utf8), and the batch is as it was before the call.
+#[test]
+fn run_ends_that_do_not_increase_are_refused_whole() {
+    const RUNS: usize = 600;
+    for run_end in RUN_ENDS {
+        for value in ["int64", "utf8"] {
+            let schema = format!("run_end_encoded<{run_end}, {value}>");
+            let prefix = rows(31, 10, true, false);
+            let clean = batch_bytes(&row_batch(&schema, value, &prefix));
+            // Runs of 2 rows, each value differing from the one before it.
+            let body: Vec<Option<u64>> = (0..RUNS as u64).flat_map(|r| [Some(r % DISTINCT); 2]).collect();
+            let good = row_batch(&schema, value, &body).column(0).to_data();
+            assert_eq!(good.child_data()[0].len(), RUNS, "{schema}: one run per two rows");
+            for at in [1, 2, 63, 64, 255, 256, 257, 300, 511, 512, RUNS - 1] {
+                for drop in [0, 1] {
+                    let ends: Vec<i64> =
+                        (0..RUNS as i64).map(|r| if r == at as i64 { 2 * r - drop } else { 2 * r + 2 }).collect();
+                    let ends: ArrayRef = match run_end {
+                        "int16" => Arc::new(Int16Array::from_iter_values(ends.iter().map(|&e| e as i16))),
+                        "int32" => Arc::new(Int32Array::from_iter_values(ends.iter().map(|&e| e as i32))),
+                        _ => Arc::new(Int64Array::from(ends)),
+                    };
+                    // SAFETY: the array is malformed on purpose (run ends that
+                    // do not increase); every buffer is as long as its length.
+                    let bad = make_array(unsafe {
+                        good.clone()
+                            .into_builder()
+                            .child_data(vec![ends.to_data(), good.child_data()[1].clone()])
+                            .build_unchecked()
+                    });
+                    let mut w = writer(&schema, WriterOptions::default());
+                    write_rows(&mut w, value, &prefix);
+                    let e = w.write_array(0, bad.as_ref()).expect_err("run ends that do not increase");
+                    assert_eq!(
+                        e.code(),
+                        ErrorCode::InvalidArgument,
+                        "{schema}, run {at} ends {drop} before its start: {e}"
+                    );
+                    let got = w.finish().unwrap();
+                    validate(&got);
+                    assert!(batch_bytes(&got) == clean, "{schema}, run {at}: the refused call changed the batch");
+                }
+            }
+        }
+    }
+}

@@ -218,3 +218,32 @@ fn key_by_key<K: DictKey, O: OutKey + arrow_buffer::ArrowNativeType>(
     out.extend_from_slice(&staged[..block.len()]);
     None
 }
+
+/// How many of the `width`-byte values of `bytes` come before the first
+/// that equals the one before it (all of them when none does).
+pub(super) fn distinct_prefix(bytes: &[u8], width: usize) -> usize {
+    fn by<const N: usize>(bytes: &[u8]) -> usize {
+        let v = whole_keys::<N>(bytes);
+        v.windows(2).position(|p| p[0] == p[1]).map_or(v.len(), |i| i + 1)
+    }
+    match width {
+        1 => by::<1>(bytes),
+        2 => by::<2>(bytes),
+        4 => by::<4>(bytes),
+        8 => by::<8>(bytes),
+        16 => by::<16>(bytes),
+        32 => by::<32>(bytes),
+        _ => {
+            let mut v = bytes.chunks_exact(width);
+            let mut prev = v.next();
+            let mut n = usize::from(prev.is_some());
+            for c in v {
+                if Some(c) == prev {
+                    break;
+                }
+                (prev, n) = (Some(c), n + 1);
+            }
+            n
+        }
+    }
+}

@@ -8,13 +8,16 @@ use arrow_schema::DataType;
 use crate::buffer::bits::Bits;
 use crate::buffer::offsets::read_int;
 use crate::error::{QuiverError, Result};
-use crate::layout::encoded::same_value;
+use crate::layout::encoded::{push_index, same_value};
 use crate::layout::{flat_value, is_flat, Encoding, Kind, Layout};
 
-use super::dict_keys::{push_keys, DictKey, Stop, NEW};
+use super::dict_keys::{distinct_prefix, push_keys, DictKey, Stop, NEW};
 use super::encoded_row::push_flat;
 
 use super::ArrowWriter;
+
+/// The most runs `copy_fixed_runs` takes at once.
+const RUNS_AT_ONCE: usize = 256;
 
 impl ArrowWriter {
     fn encoding_mut(&mut self, node: usize) -> &mut Encoding {
@@ -157,9 +160,18 @@ impl ArrowWriter {
                 return Err(QuiverError::invalid("write_array: run ends stop before the array's length"));
             }
             let run_end = end_of(run).min(off + count);
+            if run_end <= at {
+                return Err(QuiverError::invalid("write_array: run ends are not increasing"));
+            }
             let max = self.encoding_mut(node).max;
             if self.nodes[node].len + (run_end - at) > max {
                 return Err(self.encoded_full(node, "run-end encoded column", max));
+            }
+            let (runs, to) =
+                self.copy_fixed_runs(node, v, values, run, at, off + count, max, run_ends.len() - run, &end_of);
+            if runs > 0 {
+                (at, run) = (to, run + runs);
+                continue;
             }
             if !self.copy_flat_run(node, v, values, run, run_end - at) {
                 self.append_encoded(node, |w| w.copy_data(v, values, run, 1))
@@ -176,6 +188,77 @@ impl ArrowWriter {
 }
 
 impl ArrowWriter {
+    /// Up to `RUNS_AT_ONCE` whole runs of a run-end input, from run `run`
+    /// (which starts at row `at`), ending at or before row `stop`, into
+    /// run-end node `node` whose value node `v` is fixed width other than a
+    /// decimal, in one copy of the values: taken while no value is null, no
+    /// value equals the one before it (nor the first the node's last run)
+    /// and the run ends increase, the node staying within `max` rows, the
+    /// input holding `runs_left` runs from `run` on.
+    /// Returns how many runs it took and the row after the last; `(0, at)`,
+    /// having changed nothing, when the first run does not qualify (the run
+    /// by run copy then takes it).
+    #[allow(clippy::too_many_arguments)]
+    fn copy_fixed_runs(
+        &mut self,
+        node: usize,
+        v: usize,
+        values: &ArrayData,
+        run: usize,
+        at: usize,
+        stop: usize,
+        max: usize,
+        runs_left: usize,
+        end_of: &dyn Fn(usize) -> usize,
+    ) -> (usize, usize) {
+        let Layout::Fixed { width, decimal: None, .. } = self.nodes[v].layout else { return (0, at) };
+        let input = values.buffers().first().map_or(&[][..], |b| b.as_slice());
+        let first = values.offset() + run;
+        if width == 0 {
+            return (0, at);
+        }
+        let held = input.len() / width;
+        let mut k = values.len().saturating_sub(run).min(held.saturating_sub(first)).min(runs_left).min(RUNS_AT_ONCE);
+        // Whole runs only, their ends increasing, the node within `max`.
+        let (base, mut end) = (self.nodes[node].len, at);
+        for r in 0..k {
+            let e = end_of(run + r);
+            if e <= end || e > stop || base + (e - at) > max {
+                k = r;
+                break;
+            }
+            end = e;
+        }
+        if let Some(n) = values.nulls() {
+            if k > 0 && n.inner().slice(run, k).count_set_bits() != k {
+                return (0, at);
+            }
+        }
+        let bytes = &input[first * width..(first + k) * width];
+        k = distinct_prefix(bytes, width);
+        let vn = &self.nodes[v];
+        if k == 0 || (vn.len > 0 && flat_value(vn.validity.as_ref(), &vn.layout, vn.len - 1) == Some(&bytes[..width])) {
+            return (0, at);
+        }
+        let bytes = &bytes[..k * width];
+        let vn = &mut self.nodes[v];
+        let Layout::Fixed { values: out, .. } = &mut vn.layout else { unreachable!("a fixed-width layout") };
+        out.buf.extend_from_slice(bytes);
+        if let Some(valid) = &mut vn.validity {
+            valid.set_bits_range(vn.len, k);
+        }
+        vn.len += k;
+        let n = &mut self.nodes[node];
+        let Layout::RunEnd { run_ends, width: w, .. } = &mut n.layout else { unreachable!("a run-end layout") };
+        let mut to = at;
+        for r in 0..k {
+            to = end_of(run + r);
+            push_index(run_ends, *w, base + (to - at));
+        }
+        n.len = base + (to - at);
+        (k, to)
+    }
+
     /// A run of `len` rows of value `run` of `values` into run-end node
     /// `node` (value node `v`) without the general copy, for flat value
     /// nodes other than decimals (whose copies check the precision): equal
