@@ -8,7 +8,7 @@ use arrow_schema::DataType;
 use crate::buffer::bits::Bits;
 use crate::buffer::offsets::read_int;
 use crate::error::{QuiverError, Result};
-use crate::layout::encoded::{push_index, same_value};
+use crate::layout::encoded::same_value;
 use crate::layout::{flat_value, is_flat, Encoding, Kind, Layout};
 
 use super::dict_keys::{distinct_prefix, push_keys, DictKey, Stop, NEW};
@@ -167,8 +167,7 @@ impl ArrowWriter {
             if self.nodes[node].len + (run_end - at) > max {
                 return Err(self.encoded_full(node, "run-end encoded column", max));
             }
-            let (runs, to) =
-                self.copy_fixed_runs(node, v, values, run, at, off + count, max, run_ends.len() - run, &end_of);
+            let (runs, to) = self.copy_fixed_runs(node, v, values, run_ends, run, at, off + count, max);
             if runs > 0 {
                 (at, run) = (to, run + runs);
                 continue;
@@ -193,37 +192,39 @@ impl ArrowWriter {
     /// run-end node `node` whose value node `v` is fixed width other than a
     /// decimal, in one copy of the values: taken while no value is null, no
     /// value equals the one before it (nor the first the node's last run)
-    /// and the run ends increase, the node staying within `max` rows, the
-    /// input holding `runs_left` runs from `run` on.
-    /// Returns how many runs it took and the row after the last; `(0, at)`,
-    /// having changed nothing, when the first run does not qualify (the run
-    /// by run copy then takes it).
+    /// and the run ends increase, the node staying within `max` rows.
+    /// `ends` is the input's run ends child. Returns how many runs it took
+    /// and the row after the last; `(0, at)`, having changed nothing, when
+    /// the first run does not qualify (the run by run copy then takes it).
     #[allow(clippy::too_many_arguments)]
     fn copy_fixed_runs(
         &mut self,
         node: usize,
         v: usize,
         values: &ArrayData,
+        ends: &ArrayData,
         run: usize,
         at: usize,
         stop: usize,
         max: usize,
-        runs_left: usize,
-        end_of: &dyn Fn(usize) -> usize,
     ) -> (usize, usize) {
         let Layout::Fixed { width, decimal: None, .. } = self.nodes[v].layout else { return (0, at) };
-        let input = values.buffers().first().map_or(&[][..], |b| b.as_slice());
-        let first = values.offset() + run;
         if width == 0 {
             return (0, at);
         }
+        let input = values.buffers().first().map_or(&[][..], |b| b.as_slice());
+        let first = values.offset() + run;
         let held = input.len() / width;
-        let mut k = values.len().saturating_sub(run).min(held.saturating_sub(first)).min(runs_left).min(RUNS_AT_ONCE);
+        let runs_left = ends.len().min(values.len()).saturating_sub(run);
+        let mut k = runs_left.min(held.saturating_sub(first)).min(RUNS_AT_ONCE);
         // Whole runs only, their ends increasing, the node within `max`.
-        let (base, mut end) = (self.nodes[node].len, at);
-        for r in 0..k {
-            let e = end_of(run + r);
-            if e <= end || e > stop || base + (e - at) > max {
+        let mut row = [0usize; RUNS_AT_ONCE];
+        let end_width = ends.data_type().primitive_width().expect("run ends are integers");
+        read_ends(ends.buffers()[0].as_slice(), end_width, ends.offset() + run, &mut row[..k]);
+        let (base, limit) = (self.nodes[node].len, stop.min(at + (max - self.nodes[node].len.min(max))));
+        let mut end = at;
+        for (r, &e) in row[..k].iter().enumerate() {
+            if e <= end || e > limit {
                 k = r;
                 break;
             }
@@ -240,21 +241,17 @@ impl ArrowWriter {
         if k == 0 || (vn.len > 0 && flat_value(vn.validity.as_ref(), &vn.layout, vn.len - 1) == Some(&bytes[..width])) {
             return (0, at);
         }
-        let bytes = &bytes[..k * width];
         let vn = &mut self.nodes[v];
         let Layout::Fixed { values: out, .. } = &mut vn.layout else { unreachable!("a fixed-width layout") };
-        out.buf.extend_from_slice(bytes);
+        out.buf.extend_from_slice(&bytes[..k * width]);
         if let Some(valid) = &mut vn.validity {
             valid.set_bits_range(vn.len, k);
         }
         vn.len += k;
         let n = &mut self.nodes[node];
         let Layout::RunEnd { run_ends, width: w, .. } = &mut n.layout else { unreachable!("a run-end layout") };
-        let mut to = at;
-        for r in 0..k {
-            to = end_of(run + r);
-            push_index(run_ends, *w, base + (to - at));
-        }
+        let to = row[k - 1];
+        push_ends(run_ends, *w, row[..k].iter().map(|&e| base + (e - at)));
         n.len = base + (to - at);
         (k, to)
     }
@@ -322,5 +319,34 @@ fn flat_input<'a>(layout: &Layout, values: &'a ArrayData, i: usize) -> Option<&'
         }
         (Layout::Fixed { width, decimal: None, .. }, _) => b[0].as_slice().get(at * width..(at + 1) * width),
         _ => None,
+    }
+}
+
+/// Run ends `first..first + out.len()` of `bytes` (`width`-byte signed
+/// integers) as rows, into `out`; a negative end reads as a row past any
+/// array, and ends the buffer does not hold as 0.
+fn read_ends(bytes: &[u8], width: usize, first: usize, out: &mut [usize]) {
+    let part = bytes.get(first * width..).unwrap_or_default();
+    out.fill(0);
+    match width {
+        2 => out.iter_mut().zip(part.chunks_exact(2)).for_each(|(o, c)| *o = i16::from_le_bytes([c[0], c[1]]) as usize),
+        4 => out
+            .iter_mut()
+            .zip(part.chunks_exact(4))
+            .for_each(|(o, c)| *o = i32::from_le_bytes(c.try_into().expect("4 bytes")) as usize),
+        _ => out
+            .iter_mut()
+            .zip(part.chunks_exact(8))
+            .for_each(|(o, c)| *o = i64::from_le_bytes(c.try_into().expect("8 bytes")) as usize),
+    }
+}
+
+/// Appends `ends` to run ends `run_ends` of `width` bytes.
+fn push_ends(run_ends: &mut crate::buffer::Slot, width: usize, ends: impl ExactSizeIterator<Item = usize>) {
+    run_ends.buf.reserve(ends.len() * width);
+    match width {
+        2 => ends.for_each(|e| run_ends.buf.push(e as u16)),
+        4 => ends.for_each(|e| run_ends.buf.push(e as u32)),
+        _ => ends.for_each(|e| run_ends.buf.push(e as u64)),
     }
 }
