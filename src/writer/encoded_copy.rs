@@ -341,12 +341,16 @@ fn read_ends(bytes: &[u8], width: usize, first: usize, out: &mut [usize]) {
     }
 }
 
-/// Appends `ends` to run ends `run_ends` of `width` bytes.
+/// Appends `ends` (at most `RUNS_AT_ONCE`) to run ends `run_ends` of
+/// `width` bytes, in one copy.
 fn push_ends(run_ends: &mut crate::buffer::Slot, width: usize, ends: impl ExactSizeIterator<Item = usize>) {
-    run_ends.buf.reserve(ends.len() * width);
+    let mut bytes = [0u8; RUNS_AT_ONCE * 8];
+    let n = ends.len().min(RUNS_AT_ONCE);
+    let out = &mut bytes[..n * width];
     match width {
-        2 => ends.for_each(|e| run_ends.buf.push(e as u16)),
-        4 => ends.for_each(|e| run_ends.buf.push(e as u32)),
-        _ => ends.for_each(|e| run_ends.buf.push(e as u64)),
+        2 => out.chunks_exact_mut(2).zip(ends).for_each(|(o, e)| o.copy_from_slice(&(e as u16).to_le_bytes())),
+        4 => out.chunks_exact_mut(4).zip(ends).for_each(|(o, e)| o.copy_from_slice(&(e as u32).to_le_bytes())),
+        _ => out.chunks_exact_mut(8).zip(ends).for_each(|(o, e)| o.copy_from_slice(&(e as u64).to_le_bytes())),
     }
+    run_ends.buf.extend_from_slice(out);
 }
