@@ -17,6 +17,8 @@ pub(super) trait DictKey {
     /// The key's bits as an unsigned index: `index` for a key in the
     /// dictionary, past it for any other key.
     fn unsigned(raw: Self::Raw) -> usize;
+    /// The largest `unsigned` of `block` (0 for none).
+    fn max_unsigned(block: &[Self::Raw]) -> usize;
 }
 
 /// The whole `N`-byte arrays at the start of `bytes` (a trailing part
@@ -42,6 +44,11 @@ macro_rules! dict_keys {
             fn unsigned(raw: Self::Raw) -> usize {
                 // A negative key reads as an index past any dictionary.
                 <$u>::from_le_bytes(raw) as usize
+            }
+            #[inline(always)]
+            fn max_unsigned(block: &[Self::Raw]) -> usize {
+                // In the key's own width, which vectorises.
+                block.iter().fold(0, |m: $u, &r| m.max(<$u>::from_le_bytes(r))) as usize
             }
             #[inline(always)]
             fn index(raw: Self::Raw) -> usize {
@@ -123,6 +130,15 @@ pub(super) fn push_keys<K: DictKey, O: OutKey + arrow_buffer::ArrowNativeType>(
             }
         }
         let valid = bits.map(|b| valid_word(b, first + done, n)).filter(|&v| v != u64::MAX >> (64 - n));
+        // Every row valid and every key below the identity's end: the output
+        // keys are the input's bytes (the node's key type is the input's).
+        if let (None, Some(m)) = (valid, ident) {
+            if K::WIDTH == std::mem::size_of::<O>() && K::max_unsigned(block) < m {
+                out.extend_from_slice(&input[done * K::WIDTH..(done + n) * K::WIDTH]);
+                done += n;
+                continue;
+            }
+        }
         let seen = match ident {
             Some(m) => map_block::<K, O>(block, &mut staged, valid, |k| if k < m { k } else { NEW }),
             None => map_block::<K, O>(block, &mut staged, valid, |k| table[k.min(top)]),
