@@ -1,6 +1,7 @@
 //! The column path's copies of dictionary and run-end encoded arrays (see
 //! `encoded`): a dictionary's used values interned once per call, its keys
-//! remapped in bulk; run-end arrays run by run.
+//! remapped in bulk; run-end arrays up to 256 whole runs of a fixed-width
+//! value in one copy where the values allow it, else run by run.
 
 use arrow_data::ArrayData;
 use arrow_schema::DataType;
