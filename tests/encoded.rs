@@ -733,28 +733,31 @@ fn the_key_copy_matches_the_rows_at_every_size_offset_and_order() {
                     for off in OFFSETS {
                         let expected = batch_bytes(&row_batch(&schema, value, &all[off..off + n]));
                         for (what, input) in &inputs {
-                            let part = input.slice(off, n);
-                            let mut w = writer(&schema, WriterOptions::default());
-                            w.write_array(0, part.as_ref()).unwrap_or_else(|e| panic!("{schema}, {what}: {e}"));
-                            let one = w.finish().unwrap();
-                            validate(&one);
-                            assert!(
-                                batch_bytes(&one) == expected,
-                                "{schema}, nulls {nulls}, {n} rows at {off}: write_array of {what} differs from the rows"
-                            );
-                            let cut = n / 3;
-                            let mut w = writer(&schema, WriterOptions::default());
-                            w.write_array(0, part.slice(0, cut).as_ref()).unwrap();
-                            w.write_array(0, part.slice(cut, n - cut).as_ref()).unwrap();
-                            assert!(
-                                batch_bytes(&w.finish().unwrap()) == expected,
-                                "{schema}, nulls {nulls}, {n} rows at {off}: two write_array calls of {what} differ"
-                            );
+                            let case = format!("{schema}, nulls {nulls}, {n} rows at {off}, {what}");
+                            assert_copies_give(&schema, &input.slice(off, n), &[n / 3], &expected, &case);
                         }
                     }
                 }
             }
         }
+    }
+}
+
+/// `part` through `write_array` of a writer of `schema` gives `expected`
+/// (the rows' bytes) in one call, validated, and in two calls cut at each
+/// of `cuts`; `case` names the case in a failure.
+fn assert_copies_give(schema: &str, part: &ArrayRef, cuts: &[usize], expected: &[u8], case: &str) {
+    let mut w = writer(schema, WriterOptions::default());
+    w.write_array(0, part.as_ref()).unwrap_or_else(|e| panic!("{case}: {e}"));
+    let one = w.finish().unwrap();
+    validate(&one);
+    assert!(batch_bytes(&one) == expected, "{case}: write_array differs from the rows");
+    let n = part.len();
+    for &cut in cuts {
+        let mut w = writer(schema, WriterOptions::default());
+        w.write_array(0, part.slice(0, cut).as_ref()).unwrap();
+        w.write_array(0, part.slice(cut, n - cut).as_ref()).unwrap();
+        assert!(batch_bytes(&w.finish().unwrap()) == expected, "{case}, cut at {cut}: two write_array calls differ");
     }
 }
 
@@ -854,25 +857,9 @@ fn the_run_copy_matches_the_rows_at_every_size_and_offset() {
                     for off in OFFSETS {
                         let expected = batch_bytes(&row_batch(&schema, value, &all[off..off + n]));
                         for (what, input) in &inputs {
-                            let part = input.slice(off, n);
-                            let mut w = writer(&schema, WriterOptions::default());
-                            w.write_array(0, part.as_ref()).unwrap_or_else(|e| panic!("{schema}, {what}: {e}"));
-                            let one = w.finish().unwrap();
-                            validate(&one);
-                            assert!(
-                                batch_bytes(&one) == expected,
-                                "{schema}, nulls {nulls}, {n} rows at {off}: write_array of {what} differs from the rows"
-                            );
-                            for cut in [n / 3, n / 2 + 1] {
-                                let cut = cut.min(n);
-                                let mut w = writer(&schema, WriterOptions::default());
-                                w.write_array(0, part.slice(0, cut).as_ref()).unwrap();
-                                w.write_array(0, part.slice(cut, n - cut).as_ref()).unwrap();
-                                assert!(
-                                    batch_bytes(&w.finish().unwrap()) == expected,
-                                    "{schema}, nulls {nulls}, {n} rows at {off}, cut at {cut}: two calls of {what} differ"
-                                );
-                            }
+                            let case = format!("{schema}, nulls {nulls}, {n} rows at {off}, {what}");
+                            let cuts = [n / 3, (n / 2 + 1).min(n)];
+                            assert_copies_give(&schema, &input.slice(off, n), &cuts, &expected, &case);
                         }
                     }
                 }

@@ -250,16 +250,9 @@ pub(super) fn distinct_prefix(bytes: &[u8], width: usize) -> usize {
         16 => by::<16>(bytes),
         32 => by::<32>(bytes),
         _ => {
-            let mut v = bytes.chunks_exact(width);
-            let mut prev = v.next();
-            let mut n = usize::from(prev.is_some());
-            for c in v {
-                if Some(c) == prev {
-                    break;
-                }
-                (prev, n) = (Some(c), n + 1);
-            }
-            n
+            let n = bytes.len() / width;
+            let at = |i: usize| &bytes[i * width..(i + 1) * width];
+            (1..n).find(|&i| at(i) == at(i - 1)).unwrap_or(n)
         }
     }
 }
