@@ -211,7 +211,7 @@ pub(crate) fn same_value(a: Option<&[u8]>, b: Option<&[u8]>) -> bool {
 
 /// Appends a key or run end `value` of `width` bytes (1, 2, 4 or 8), in the
 /// buffer's native byte order as Arrow lays it out.
-#[inline]
+#[inline(always)]
 pub(crate) fn push_index(keys: &mut Slot, width: usize, value: usize) {
     match width {
         1 => keys.buf.push(value as u8),
@@ -221,11 +221,16 @@ pub(crate) fn push_index(keys: &mut Slot, width: usize, value: usize) {
     }
 }
 
-/// Sets the last run end (of `width` bytes) to `end`.
-#[inline]
+/// Sets the last run end (of `width` bytes: 2, 4 or 8) to `end`.
+#[inline(always)]
 pub(crate) fn set_last_run_end(run_ends: &mut Slot, width: usize, end: usize) {
-    let at = run_ends.buf.len() - width;
-    run_ends.buf.as_slice_mut()[at..].copy_from_slice(&(end as u64).to_le_bytes()[..width]);
+    let s = run_ends.buf.as_slice_mut();
+    let at = s.len() - width;
+    match width {
+        2 => s[at..].copy_from_slice(&(end as u16).to_ne_bytes()),
+        4 => s[at..].copy_from_slice(&(end as u32).to_ne_bytes()),
+        _ => s[at..].copy_from_slice(&(end as u64).to_ne_bytes()),
+    }
 }
 
 /// The largest dictionary index the key type of `dt` holds.

@@ -191,6 +191,7 @@ fn add_node(nodes: &mut Vec<Node>, field: &FieldRef, path: String, parent: Optio
         fast: None,
         null_fast: false,
         top_key: 0,
+        enc_key: 0,
         validity: (field.is_nullable()
             && !matches!(kind, Kind::Null | Kind::Union { .. } | Kind::Encoded { ree: true, .. }))
         .then(Slot::default),

@@ -62,6 +62,7 @@ pub(crate) fn prepare_fast_paths(nodes: &mut [Node], check_decimal_precision: bo
             (Rule::Any, Some(input)) => input as u8 + 1 + KEY_ANY,
             _ => 0,
         };
+        nodes[i].enc_key = encoded_key(nodes, i);
         nodes[i].lazy_ok = lazy_validity_ok(nodes, i);
         debug_assert!(!nodes[i].hidden || rule == Rule::Slow, "a hidden node is never written through the fast paths");
     }
@@ -86,6 +87,22 @@ fn lazy_validity_ok(nodes: &[Node], i: usize) -> bool {
         at = nodes[a].parent;
     }
     true
+}
+
+/// `Node::enc_key` of node `i`: for a dictionary or run-end encoded node
+/// of flat values, the input its value node takes as stored.
+fn encoded_key(nodes: &[Node], i: usize) -> u8 {
+    let n = &nodes[i];
+    let (Some(v), false) = (n.value_node, n.hidden) else { return 0 };
+    if !matches!(n.layout, Layout::Dictionary { .. } | Layout::RunEnd { .. }) {
+        return 0;
+    }
+    let input = match nodes[v].layout {
+        Layout::Var { .. } => Some(Input::Bytes),
+        Layout::Fixed { decimal: None, .. } => nodes[v].fast,
+        _ => None,
+    };
+    input.map_or(0, |i| i as u8 + 1)
 }
 
 fn native_width(input: Input) -> usize {

@@ -103,6 +103,11 @@ pub(crate) struct Node {
     /// column's key is the bare input). One compare answers "this input,
     /// this kind, this position rule".
     pub top_key: u8,
+    /// The direct entry of an encoded node (`encoded_row`): `Input as u8 +
+    /// 1` for the input its flat values are given as without conversion
+    /// (`Bytes` for variable-width values, the native input of fixed-width
+    /// ones); 0 for any other node.
+    pub enc_key: u8,
     /// Validity bitmap (nullable nodes of the kinds that have one).
     pub validity: Option<Slot>,
     /// Whether the node's validity may be lazy within a batch (set by

@@ -28,7 +28,7 @@ macro_rules! native_appends {
             if self.try_native(node, Input::$input, v) {
                 return Ok(());
             }
-            self.append_le(node, Input::$input, &v.to_le_bytes())
+            self.append_native_slow(node, Input::$input, v)
         }
     )*};
 }
@@ -194,7 +194,7 @@ impl ArrowWriter {
     /// (First the direct entry of encoded nodes, whose registers the full
     /// path's do not burden.)
     #[inline(never)]
-    fn append_le(&mut self, node: usize, input: Input, bytes: &[u8]) -> Result<()> {
+    pub(super) fn append_le(&mut self, node: usize, input: Input, bytes: &[u8]) -> Result<()> {
         if let Some(dst) = self.nodes.get(node).and_then(|n| n.value_node) {
             if self.try_encoded(node, dst, input, bytes) {
                 return Ok(());

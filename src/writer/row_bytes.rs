@@ -18,7 +18,7 @@ impl ArrowWriter {
         if self.try_bytes(node, v.as_bytes(), true) {
             return Ok(());
         }
-        self.append_bytes_slow(node, v.as_bytes())
+        self.append_bytes_slow(node, v.as_bytes(), true)
     }
 
     /// Bytes of a utf8, binary, their large forms, or fixed-size binary (exact
@@ -29,7 +29,7 @@ impl ArrowWriter {
         if self.try_bytes(node, v, false) {
             return Ok(());
         }
-        self.append_bytes_slow(node, v)
+        self.append_bytes_slow(node, v, false)
     }
 
     /// The fast path of `append_bytes` (variable-width nodes; `is_utf8`: known
@@ -59,9 +59,13 @@ impl ArrowWriter {
         true
     }
 
-    /// The direct entry of encoded nodes, then the full path.
+    /// The direct entries of encoded nodes (`is_utf8`: `v` is known to be
+    /// UTF-8), then the full path.
     #[inline(never)]
-    fn append_bytes_slow(&mut self, node: usize, v: &[u8]) -> Result<()> {
+    fn append_bytes_slow(&mut self, node: usize, v: &[u8], is_utf8: bool) -> Result<()> {
+        if self.try_encoded_bytes(node, v, is_utf8) {
+            return Ok(());
+        }
         if let Some(dst) = self.nodes.get(node).and_then(|n| n.value_node) {
             if self.try_encoded(node, dst, Input::Bytes, v) {
                 return Ok(());
