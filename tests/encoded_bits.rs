@@ -127,9 +127,12 @@ fn stored(d: &ArrayData, i: usize) -> Option<Vec<u8>> {
     }
 }
 
+/// Values as their stored bytes (None: null).
+type Values = Vec<Option<Vec<u8>>>;
+
 /// Column 0's row values decoded from its buffers, and the encoded
 /// column's own values (the dictionary, or each run's value).
-fn decode(batch: &RecordBatch, ree: bool) -> (Vec<Option<Vec<u8>>>, Vec<Option<Vec<u8>>>) {
+fn decode(batch: &RecordBatch, ree: bool) -> (Values, Values) {
     let d = batch.column(0).to_data();
     let read_int = |c: &ArrayData, i: usize| -> usize {
         let w = match c.data_type() {
@@ -144,10 +147,8 @@ fn decode(batch: &RecordBatch, ree: bool) -> (Vec<Option<Vec<u8>>>, Vec<Option<V
         let (ends, values) = (&d.child_data()[0], &d.child_data()[1]);
         let own: Vec<_> = (0..values.len()).map(|i| stored(values, i)).collect();
         let mut rows = vec![];
-        for r in 0..ends.len() {
-            while rows.len() < read_int(ends, r) {
-                rows.push(own[r].clone());
-            }
+        for (r, value) in own.iter().enumerate() {
+            rows.resize(read_int(ends, r), value.clone());
         }
         (rows, own)
     } else {
@@ -175,7 +176,7 @@ fn equal_values_are_found_by_their_stored_bits() {
     let mut cases = 0;
     for ty in value_types() {
         let rows = rows(ty.values.len());
-        let want: Vec<Option<Vec<u8>>> = rows.iter().map(|r| r.map(|k| ty.values[k].clone())).collect();
+        let want: Values = rows.iter().map(|r| r.map(|k| ty.values[k].clone())).collect();
         let schemas = KEYS
             .iter()
             .map(|k| (format!("dictionary<{k}, {}>", ty.name), false))
