@@ -4,8 +4,10 @@
 //!
 //! Flat values (utf8, binary and their large forms, fixed-width types and
 //! fixed-size binary) given as the bytes they are stored as take the direct
-//! path on the row path (`try_encoded` in `encoded_row`, at the fast paths'
-//! position check; `append_flat` on the full path, under a memory limit):
+//! path on the row path (the direct entries of `encoded_row`, at the fast
+//! paths' position check: a typed value compared at its width, a byte
+//! string, or any flat value as its bytes; `append_flat` on the full path,
+//! under a memory limit):
 //! the incoming bytes are hashed and looked up in the dictionary's table,
 //! which compares them with the value node's own bytes, or compared with the
 //! last run's value; the value node is written only for a new dictionary
