@@ -66,13 +66,17 @@ impl Slot {
     /// `fill` says.
     pub fn start(&mut self, min_bytes: usize, fill: Fill, how: Start, counters: &mut Counters) {
         let want = if how.reserve { min_bytes.max(self.last_used) } else { min_bytes };
+        // The oldest released buffer of the ring. A count of one is the
+        // writer's own handle: no consumer holds the buffer, and none can
+        // take a new handle on it, so the scan converts only the buffer it
+        // takes (each conversion back would cost an allocation).
         let mut reclaimed = None;
         if how.recycle {
-            for _ in 0..self.ring.len() {
-                let held = self.ring.pop_front().expect("ring length checked");
+            if let Some(i) = self.ring.iter().position(|b| b.strong_count() == 1) {
+                let held = self.ring.remove(i).expect("position is in the ring");
                 match held.into_mutable() {
-                    Ok(buf) if reclaimed.is_none() => reclaimed = Some(buf),
-                    Ok(buf) => self.ring.push_back(buf.into()),
+                    Ok(buf) => reclaimed = Some(buf),
+                    // Not a buffer of the writer's own allocation: keep the handle.
                     Err(held) => self.ring.push_back(held),
                 }
             }

@@ -51,13 +51,20 @@ pub(crate) fn build_nodes(schema: &Schema) -> Result<Vec<Node>> {
 
 /// `node` and all its descendants, depth first.
 pub(crate) fn subtree_of(nodes: &[Node], node: usize) -> Vec<usize> {
-    let mut out = vec![node];
+    let mut out = Vec::new();
+    subtree_into(nodes, node, &mut out);
+    out
+}
+
+/// [`subtree_of`] into `out` (cleared first), reusing its capacity.
+pub(crate) fn subtree_into(nodes: &[Node], node: usize, out: &mut Vec<usize>) {
+    out.clear();
+    out.push(node);
     let mut i = 0;
     while i < out.len() {
         out.extend(nodes[out[i]].children.iter().copied());
         i += 1;
     }
-    out
 }
 
 fn add_node(nodes: &mut Vec<Node>, field: &FieldRef, path: String, parent: Option<usize>) -> Result<usize> {

@@ -36,12 +36,17 @@ impl ArrowWriter {
     /// was, so nothing else changes. When every top-level column then has the
     /// same length, those rows are committed.
     pub(super) fn column_write(&mut self, node: usize, write: impl FnOnce(&mut Self) -> Result<()>) -> Result<()> {
-        let subtree = crate::node::build::subtree_of(&self.nodes, node);
-        let before: Vec<(usize, usize)> =
-            subtree.iter().map(|&i| (self.nodes[i].len, self.nodes[i].null_count)).collect();
+        let (mut subtree, mut before) = std::mem::take(&mut self.column_scratch);
+        crate::node::build::subtree_into(&self.nodes, node, &mut subtree);
+        before.clear();
+        before.extend(subtree.iter().map(|&i| (self.nodes[i].len, self.nodes[i].null_count)));
         self.refused_at = None;
-        if let Err(e) = write(self) {
+        let written = write(self);
+        if written.is_err() {
             self.rollback_nodes(&subtree, &before);
+        }
+        self.column_scratch = (subtree, before);
+        if let Err(e) = written {
             // A nested value was refused: name the input row that holds it.
             return Err(match self.refused_at.take() {
                 Some(row) => QuiverError::new(e.code(), format!("{} in input row {row}", e.message())),

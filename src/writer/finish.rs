@@ -1,7 +1,7 @@
 //! Finishing a batch: every node's buffers frozen (zero copy) into arrow
 //! array data and one record batch (docs/design.md §2 rule 1).
 
-use arrow_array::{make_array, ArrayRef, RecordBatch, RecordBatchOptions};
+use arrow_array::{make_array, ArrayRef, RecordBatch};
 use arrow_data::{ArrayData, ArrayDataBuilder};
 use arrow_schema::DataType;
 
@@ -51,9 +51,25 @@ impl ArrowWriter {
                 self.rows
             )));
         }
-        let columns: Vec<ArrayRef> = self.top.clone().into_iter().map(|c| make_array(self.freeze(c))).collect();
-        let options = RecordBatchOptions::new().with_row_count(Some(self.rows));
-        let batch = RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)?;
+        let columns: Vec<ArrayRef> = (0..self.top.len()).map(|i| make_array(self.freeze(self.top[i]))).collect();
+        // What `RecordBatch::try_new` checks but the types, which are the
+        // fields' own (`freeze` builds each column of its field's type).
+        for (field, column) in self.schema.fields().iter().zip(&columns) {
+            if column.len() != self.rows || (!field.is_nullable() && column.null_count() > 0) {
+                return Err(QuiverError::invalid(format!(
+                    "finish: column '{}' has {} rows and {} nulls for {} rows",
+                    field.name(),
+                    column.len(),
+                    column.null_count(),
+                    self.rows
+                )));
+            }
+        }
+        debug_assert_eq!(self.schema.fields().len(), columns.len());
+        // SAFETY: one column per field of the schema, each of the field's
+        // type (built from it by `freeze`), `rows` long, and without nulls
+        // where the field is not nullable (checked above).
+        let batch = unsafe { RecordBatch::new_unchecked(self.schema.clone(), columns, self.rows) };
         self.started = false;
         self.open_top = NOT_STARTED;
         self.rows = 0;

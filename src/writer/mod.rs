@@ -150,6 +150,10 @@ pub struct ArrowWriter {
     /// own rows on the way out), so the error can name the input row.
     pub(crate) refused_at: Option<usize>,
     batches: u64,
+    /// Column path: the nodes of the column being written and their
+    /// `(len, null_count)` before it, kept between calls so that a call
+    /// allocates neither.
+    pub(crate) column_scratch: (Vec<usize>, Vec<(usize, usize)>),
 }
 
 /// The largest `batch_rows` a writer takes: 2^31 - 1 rows, the most a
@@ -221,6 +225,7 @@ impl ArrowWriter {
             counters: Counters::default(),
             refused_at: None,
             batches: 0,
+            column_scratch: (Vec::new(), Vec::new()),
         })
     }
 
