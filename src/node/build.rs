@@ -49,7 +49,7 @@ pub(crate) fn build_nodes(schema: &Schema) -> Result<Vec<Node>> {
     Ok(out)
 }
 
-/// `node` and all its descendants, depth first.
+/// `node` and all its descendants, breadth first (parents before children).
 pub(crate) fn subtree_of(nodes: &[Node], node: usize) -> Vec<usize> {
     let mut out = Vec::new();
     subtree_into(nodes, node, &mut out);

@@ -52,6 +52,7 @@ impl ArrowWriter {
             )));
         }
         let columns: Vec<ArrayRef> = (0..self.top.len()).map(|i| make_array(self.freeze(self.top[i]))).collect();
+        debug_assert_eq!(self.schema.fields().len(), columns.len());
         // What `RecordBatch::try_new` checks but the types, which are the
         // fields' own (`freeze` builds each column of its field's type).
         for (field, column) in self.schema.fields().iter().zip(&columns) {
@@ -65,7 +66,6 @@ impl ArrowWriter {
                 )));
             }
         }
-        debug_assert_eq!(self.schema.fields().len(), columns.len());
         // SAFETY: one column per field of the schema, each of the field's
         // type (built from it by `freeze`), `rows` long, and without nulls
         // where the field is not nullable (checked above).
