@@ -46,8 +46,20 @@ pub const MAX_ROW_BYTES: u64 = 1 << 24;
 
 /// Names shown in a refusal: the first levels of the path, not all of them.
 const PATH_LEVELS: usize = 4;
-/// Characters shown of each name in a refusal.
-const NAME_CHARS: usize = 24;
+/// Bytes shown of each name in a refusal, at most: whole characters only, so
+/// a name of 4-byte characters shows 6 of them, and a refusal stays short
+/// whatever the names.
+const NAME_BYTES: usize = 24;
+
+/// The start of `name` shown in a refusal: the longest prefix of whole
+/// characters within [`NAME_BYTES`].
+fn shown_name(name: &str) -> String {
+    let mut end = name.len().min(NAME_BYTES);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    name[..end].to_string()
+}
 
 /// Keeps the path to the node being visited (names of its ancestors and its
 /// own, at most `PATH_LEVELS` of them kept) and records the first node over
@@ -78,7 +90,7 @@ impl Walk {
     fn visit(&mut self, name: &str, depth: usize) {
         if depth <= PATH_LEVELS {
             self.path.truncate(depth - 1);
-            self.path.push(name.chars().take(NAME_CHARS).collect());
+            self.path.push(shown_name(name));
         }
         self.deepest = self.deepest.max(depth);
         if depth > MAX_DEPTH && self.over.is_none() {
@@ -105,7 +117,7 @@ impl Walk {
 /// (`at least` it when the walk stopped early), the bound and the first
 /// levels of the path.
 pub(crate) fn depth_error(call: &str, depth: usize, at_least: bool, path: &[String]) -> QuiverError {
-    let shown = path.iter().take(PATH_LEVELS).map(|s| s.as_str()).collect::<Vec<_>>().join(".");
+    let shown = path.iter().take(PATH_LEVELS).map(|s| shown_name(s)).collect::<Vec<_>>().join(".");
     let more = if depth > path.len().min(PATH_LEVELS) { ".…" } else { "" };
     let at_least = if at_least { "at least " } else { "" };
     QuiverError::invalid(format!(
@@ -159,7 +171,7 @@ fn walk_types<'a>(roots: impl DoubleEndedIterator<Item = (&'a str, &'a DataType)
     // Per column: bytes of fixed-width data, and values at every level (bits).
     let mut value_bytes: Vec<u64> = vec![0; stack.len()];
     let mut value_bits: Vec<u64> = vec![0; stack.len()];
-    let mut names: Vec<&str> = stack.iter().rev().map(|e| e.0).collect();
+    let names: Vec<&str> = stack.iter().rev().map(|e| e.0).collect();
     while let Some((name, dt, depth, mult, column)) = stack.pop() {
         walk.visit(name, depth);
         value_bytes[column] = value_bytes[column].saturating_add(mult.saturating_mul(own_bytes(dt)));
@@ -187,7 +199,7 @@ fn walk_types<'a>(roots: impl DoubleEndedIterator<Item = (&'a str, &'a DataType)
                 "{call}: a row takes {} bytes of fixed-width data (widths times fixed-size list sizes and a bit per \
                  value, summed over the columns up to '{}'), over the bound of {MAX_ROW_BYTES}",
                 if row_bytes == u64::MAX { "2^64 or more".to_string() } else { row_bytes.to_string() },
-                std::mem::take(&mut names[i]).chars().take(NAME_CHARS).collect::<String>(),
+                shown_name(names[i]),
             )));
         }
     }

@@ -728,3 +728,86 @@ fn row_bytes_bound_and_the_reservation_of_wide_rows() {
         quiver_writer_free(w);
     }
 }
+
+// ---- A refusal's length, whatever the names ------------------------------------------------
+
+/// A name of `chars` characters, each `width` bytes in UTF-8.
+fn wide_name(width: usize, chars: usize) -> String {
+    let c = ['x', 'é', '€', '😀'][width - 1];
+    std::iter::repeat_n(c, chars).collect()
+}
+
+/// The start of `name` a refusal shows: the longest prefix of whole
+/// characters within 24 bytes.
+fn shown_start(name: &str) -> &str {
+    let mut end = name.len().min(24);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    &name[..end]
+}
+
+/// Every level named `name`, the deepest field `MAX_DEPTH + 1` down: the
+/// depth refusal of the text (Rust and C), `ArrowWriter::create` and the C
+/// schema import stays under 300 bytes for names of 1- to 4-byte
+/// characters and of any length, and shows each of the first levels' names
+/// cut at a character boundary within 24 bytes.
+#[test]
+fn depth_refusal_stays_short_for_names_of_any_width_and_length() {
+    for width in 1..=4 {
+        for chars in [1, 5, 6, 7, 23, 24, 25, 100, 1000] {
+            let name = wide_name(width, chars);
+            let quoted = format!("\"{name}\"");
+            let mut text = String::new();
+            for _ in 0..MAX_DEPTH {
+                text.push_str(&format!("{quoted}: struct<"));
+            }
+            text.push_str(&format!("{quoted}: int32"));
+            text.push_str(&">".repeat(MAX_DEPTH));
+            let mut dt = DataType::Int32;
+            for _ in 0..MAX_DEPTH {
+                dt = DataType::Struct(Fields::from(vec![Field::new(name.clone(), dt, true)]));
+            }
+            let schema = Schema::new(vec![Field::new(name.clone(), dt, true)]);
+            let first = format!("field '{}.{}.", shown_start(&name), shown_start(&name));
+            let what = format!("{chars} characters of {width} bytes");
+
+            let e = parse_schema(&text).unwrap_err();
+            let mut messages = vec![("parse_schema", e.message().to_string())];
+            let c_text = CString::new(text.clone()).unwrap();
+            let mut out = FFI_ArrowSchema::empty();
+            // SAFETY: a NUL-terminated text and a struct to write.
+            let rc = unsafe { quiver_schema_parse(c_text.as_ptr(), &mut out) };
+            assert_eq!(rc, EINVAL, "{what}");
+            messages.push(("quiver_schema_parse", last_error()));
+            let e = ArrowWriter::create(Arc::new(schema.clone()), WriterOptions::default()).unwrap_err();
+            messages.push(("create", e.message().to_string()));
+            let ffi = FFI_ArrowSchema::try_from(&schema).unwrap();
+            for (rc, msg) in c_new(&ffi) {
+                assert_eq!(rc, EINVAL, "{what}: {msg}");
+                messages.push(("quiver_writer_new / quiver_stream_new", msg));
+            }
+            for (entry, msg) in messages {
+                assert!(msg.contains(&format!("over the bound of {MAX_DEPTH}")), "{entry}, {what}: {msg:?}");
+                assert!(msg.contains(&first), "{entry}, {what}: {msg:?} lacks {first:?}");
+                assert!(msg.len() < 300, "{entry}, {what}: a {}-byte message: {msg:?}", msg.len());
+            }
+        }
+    }
+}
+
+/// The row-bytes refusal names the column it passes the bound at, cut the
+/// same way, for names of 1- to 4-byte characters.
+#[test]
+fn row_bytes_refusal_stays_short_for_names_of_any_width_and_length() {
+    for width in 1..=4 {
+        for chars in [1, 6, 7, 24, 25, 1000] {
+            let name = wide_name(width, chars);
+            let text = format!("a: fixed_size_binary(16777215), \"{name}\": int64");
+            let e = parse_schema(&text).unwrap_err();
+            let msg = e.message();
+            assert!(msg.contains(&format!("up to '{}'", shown_start(&name))), "{msg:?}");
+            assert!(msg.len() < 300, "a {}-byte message: {msg:?}", msg.len());
+        }
+    }
+}
