@@ -23,6 +23,8 @@ use arrow_data::ArrayData;
 use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::{DataType, Field, Fields, Schema, UnionFields, UnionMode};
 
+mod leaf_types;
+
 use quiver::ffi::abi::ArrowSchema;
 use quiver::ffi::quiver_last_error;
 use quiver::ffi::schema::quiver_schema_parse;
@@ -810,4 +812,33 @@ fn row_bytes_refusal_stays_short_for_names_of_any_width_and_length() {
             assert!(msg.len() < 300, "a {}-byte message: {msg:?}", msg.len());
         }
     }
+}
+
+/// `check_data_type` (the column path's check, which skips the walk for a
+/// type without children) answers as the walk over a one-column schema
+/// does, message included, for every leaf type and fixed-size binary widths
+/// up to and past the row bound, and for a nested type of each.
+#[test]
+fn flat_type_check_answers_as_the_walk() {
+    let mut types: Vec<DataType> = leaf_types::LEAF_TYPES
+        .iter()
+        .map(|t| parse_schema(&format!("array: {t}")).unwrap().field(0).data_type().clone())
+        .collect();
+    let bound = quiver::depth::MAX_ROW_BYTES as i32;
+    for width in [0, 1, bound - 2, bound - 1, bound, bound + 1, i32::MAX] {
+        types.push(DataType::FixedSizeBinary(width));
+    }
+    let nested: Vec<DataType> = types.iter().map(|t| DataType::List(item(t.clone()))).collect();
+    types.extend(nested);
+    let mut refused = 0;
+    for dt in types {
+        let schema = Schema::new(vec![Field::new("array", dt.clone(), true)]);
+        let walk = quiver::depth::check_schema(&schema, "write_array").map_err(|e| e.message().to_string());
+        let check = quiver::depth::check_data_type(&dt, "write_array").map_err(|e| e.message().to_string());
+        assert_eq!(check, walk, "{dt}");
+        refused += usize::from(check.is_err());
+    }
+    // Flat: fixed_size_binary(bound) and wider (its bit makes a byte more).
+    // In a list, the list's 4-byte offset and second bit too: from bound - 2.
+    assert_eq!(refused, 3 + 5);
 }
