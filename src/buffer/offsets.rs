@@ -2,7 +2,7 @@
 //! little-endian integers, and the [`Offset`] type that rebases copied offsets.
 
 use arrow_buffer::bit_chunk_iterator::BitChunks;
-use arrow_buffer::ArrowNativeType;
+use arrow_buffer::{ArrowNativeType, MutableBuffer};
 
 use super::bits::Bits;
 use super::Slot;
@@ -40,8 +40,10 @@ pub(crate) fn read_int(bytes: &[u8], width: usize, i: usize) -> i64 {
 
 /// An offset type (i32 or i64).
 pub(crate) trait Offset: ArrowNativeType + TryFrom<i64> + Into<i64> {
-    /// `dst[i] = src[i] + shift` (in range by the caller's check).
-    fn rebase(dst: &mut [Self], src: &[Self], shift: i64);
+    /// Appends `src[i] + shift` for each `i` to `buf` (in range by the
+    /// caller's check), written once: the appended part is not zeroed
+    /// first. `buf` holds whole offsets.
+    fn rebase_append(buf: &mut MutableBuffer, src: &[Self], shift: i64);
 
     /// Whether every null row of `off..off + count` spans no values
     /// (`offsets[i + 1] == offsets[i]`). Branch free within a word of 64
@@ -54,10 +56,21 @@ pub(crate) trait Offset: ArrowNativeType + TryFrom<i64> + Into<i64> {
 macro_rules! offset_type {
     ($t:ty, $u:ty, $lut:expr) => {
         impl Offset for $t {
-            fn rebase(dst: &mut [$t], src: &[$t], shift: i64) {
+            fn rebase_append(buf: &mut MutableBuffer, src: &[$t], shift: i64) {
                 let shift = shift as $t;
-                for (d, &o) in dst.iter_mut().zip(src) {
-                    *d = o.wrapping_add(shift);
+                let bytes = std::mem::size_of_val(src);
+                let old = buf.len();
+                buf.reserve(bytes);
+                // SAFETY: `reserve` made the `bytes` bytes after `old`
+                // writable; the loop writes every one of them (unaligned
+                // writes, whatever the buffer's alignment) before `set_len`
+                // makes them part of the buffer.
+                unsafe {
+                    let dst = buf.as_mut_ptr().add(old).cast::<$t>();
+                    for (i, &o) in src.iter().enumerate() {
+                        dst.add(i).write_unaligned(o.wrapping_add(shift));
+                    }
+                    buf.set_len(old + bytes);
                 }
             }
 
@@ -135,14 +148,19 @@ mod tests {
             assert_eq!(slot.buf.len(), 5 * width);
             assert_eq!(read_int(slot.buf.as_slice(), width, 2), 300);
         }
-        let src = [0i32, 3, 9, 20];
-        let mut dst = [0i32; 4];
-        i32::rebase(&mut dst, &src, 7);
-        assert_eq!(dst, [7, 10, 16, 27]);
-        let src = [5i64, 6];
-        let mut dst = [0i64; 2];
-        i64::rebase(&mut dst, &src, -5);
-        assert_eq!(dst, [0, 1]);
+        // Appended after what the buffer holds, into capacity that held
+        // other bytes (0xA5), growing past it.
+        let mut buf = MutableBuffer::new(8);
+        buf.extend_from_slice(&[0xA5u8; 8]);
+        buf.truncate(0);
+        buf.push(1i32);
+        i32::rebase_append(&mut buf, &[0, 3, 9, 20], 7);
+        assert_eq!(buf.typed_data::<i32>(), [1, 7, 10, 16, 27]);
+        i32::rebase_append(&mut buf, &[], 7);
+        assert_eq!(buf.len(), 20);
+        let mut buf = MutableBuffer::new(0);
+        i64::rebase_append(&mut buf, &[5, 6], -5);
+        assert_eq!(buf.typed_data::<i64>(), [0, 1]);
     }
 
     /// Against a row-by-row reference, for both offset types, every null

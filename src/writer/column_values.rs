@@ -124,9 +124,7 @@ impl ArrowWriter {
             }
             // In range: every offset lies between first and last, and the
             // last one rebased is `end`, checked above.
-            let at = offsets.buf.len() / width;
-            offsets.buf.resize((at + e - s) * width, 0);
-            O::rebase(&mut offsets.buf.typed_data_mut::<O>()[at..], &src[off + s + 1..=off + e], base - first);
+            O::rebase_append(&mut offsets.buf, &src[off + s + 1..=off + e], base - first);
             let (first, last) = (first as usize, last as usize);
             match (bytes, child) {
                 (Some(bytes), _) => bytes.buf.extend_from_slice(&data.buffers()[1].as_slice()[first..last]),
