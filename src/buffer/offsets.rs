@@ -45,12 +45,23 @@ pub(crate) trait Offset: ArrowNativeType + TryFrom<i64> + Into<i64> {
     /// first. `buf` holds whole offsets.
     fn rebase_append(buf: &mut MutableBuffer, src: &[Self], shift: i64);
 
-    /// Whether every null row of `off..off + count` spans no values
-    /// (`offsets[i + 1] == offsets[i]`). Branch free within a word of 64
-    /// rows (an all-valid word is skipped): the lengths of 8 rows at a time,
-    /// ANDed with the null rows' masks looked up by validity byte, ORed
-    /// together.
-    fn null_spans_are_empty(offsets: &[Self], off: usize, count: usize, bits: Bits) -> bool;
+    /// When every null row of `off..off + count` spans no values
+    /// (`offsets[i + 1] == offsets[i]`), appends the rebased ends of those
+    /// rows, `offsets[off + 1..=off + count]` each plus `shift` (in range by
+    /// the caller's check), to `buf` and returns true; else returns false
+    /// with `buf` as it was (its length; bytes past it may have changed).
+    /// One pass over the offsets, branch free within a word of 64 rows: the
+    /// lengths of 8 rows at a time, ANDed with the null rows' masks looked
+    /// up by validity byte, ORed together, while the rebased ends are
+    /// written (an all-valid word only rebased).
+    fn rebase_append_if_nulls_empty(
+        buf: &mut MutableBuffer,
+        offsets: &[Self],
+        off: usize,
+        count: usize,
+        bits: Bits,
+        shift: i64,
+    ) -> bool;
 }
 
 macro_rules! offset_type {
@@ -74,21 +85,43 @@ macro_rules! offset_type {
                 }
             }
 
-            fn null_spans_are_empty(offsets: &[$t], off: usize, count: usize, bits: Bits) -> bool {
+            fn rebase_append_if_nulls_empty(
+                buf: &mut MutableBuffer,
+                offsets: &[$t],
+                off: usize,
+                count: usize,
+                bits: Bits,
+                shift: i64,
+            ) -> bool {
                 let o = &offsets[off..=off + count];
+                let shift = shift as $t;
+                let old = buf.len();
+                buf.reserve(count * std::mem::size_of::<$t>());
+                // SAFETY: `reserve` made `count` offsets after `old`
+                // writable. Rows are written in order, each once (unaligned
+                // writes, whatever the buffer's alignment), every one of the
+                // `count` before `set_len` makes them part of the buffer;
+                // every index is below `count`.
+                let dst = unsafe { buf.as_mut_ptr().add(old).cast::<$t>() };
                 let chunks = BitChunks::new(bits.bytes, bits.offset, count);
                 // One lane per row of a byte, ORed together at the end.
                 let mut lanes: [$u; 8] = [0; 8];
                 for (c, word) in chunks.iter().enumerate() {
+                    let rows = &o[c * 64..=c * 64 + 64];
                     if word == u64::MAX {
+                        for i in 0..64 {
+                            // SAFETY: row c * 64 + i < count (a whole chunk).
+                            unsafe { dst.add(c * 64 + i).write_unaligned(rows[i + 1].wrapping_add(shift)) };
+                        }
                         continue;
                     }
-                    let rows = &o[c * 64..=c * 64 + 64];
                     for k in 0..8 {
                         let nulls = &$lut[!(word >> (8 * k)) as u8 as usize];
                         let at = &rows[8 * k..=8 * k + 8];
                         for j in 0..8 {
                             lanes[j] |= (at[j + 1].wrapping_sub(at[j]) as $u) & nulls[j];
+                            // SAFETY: as above.
+                            unsafe { dst.add(c * 64 + 8 * k + j).write_unaligned(at[j + 1].wrapping_add(shift)) };
                         }
                     }
                 }
@@ -98,8 +131,15 @@ macro_rules! offset_type {
                     if (word >> i) & 1 == 0 {
                         spanned |= o[base + i + 1].wrapping_sub(o[base + i]) as $u;
                     }
+                    // SAFETY: as above (base + i < count).
+                    unsafe { dst.add(base + i).write_unaligned(o[base + i + 1].wrapping_add(shift)) };
                 }
-                spanned == 0
+                if spanned != 0 {
+                    return false;
+                }
+                // SAFETY: all `count` offsets after `old` written above.
+                unsafe { buf.set_len(old + count * std::mem::size_of::<$t>()) };
+                true
             }
         }
     };
@@ -168,7 +208,7 @@ mod tests {
     /// spanning values and then with one that does at each of a few rows
     /// (the first, inside and at the end of an 8- and a 64-row block, the last).
     #[test]
-    fn null_spans_are_empty_matches_row_by_row() {
+    fn rebase_append_if_nulls_empty_matches_row_by_row() {
         fn check<O: Offset>(name: &str, lens: &[i64], validity: &[u8], bit: usize, off: usize, count: usize) {
             let mut offsets = vec![O::usize_as(0)];
             let mut end = 0i64;
@@ -178,7 +218,20 @@ mod tests {
             }
             let bits = Bits { bytes: validity, offset: bit };
             let want = (0..count).all(|i| bits.get(i) || lens[off + i] == 0);
-            assert_eq!(O::null_spans_are_empty(&offsets, off, count, bits), want, "{name}");
+            // Appended after an offset the buffer holds, into capacity that
+            // held other bytes.
+            let mut buf = MutableBuffer::new(0);
+            buf.extend_from_slice(&[0xA5u8; 4096]);
+            buf.truncate(0);
+            buf.push(O::usize_as(77));
+            let shift = 100i64;
+            assert_eq!(O::rebase_append_if_nulls_empty(&mut buf, &offsets, off, count, bits, shift), want, "{name}");
+            let mut expect = vec![O::usize_as(77)];
+            if want {
+                let shifted = |o: O| O::try_from(o.into() + shift).ok().expect("fits");
+                expect.extend(offsets[off + 1..=off + count].iter().map(|&o| shifted(o)));
+            }
+            assert_eq!(buf.typed_data::<O>(), expect, "{name}");
         }
         for count in [0, 1, 7, 8, 9, 63, 64, 65, 130, 200] {
             for off in [0, 3] {

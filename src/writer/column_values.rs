@@ -94,51 +94,82 @@ impl ArrowWriter {
         count: usize,
         bits: Option<Bits>,
     ) -> Result<()> {
+        let width = std::mem::size_of::<O>();
+        // Nulls that span no values (what most producers write) need no runs:
+        // the whole range is one rebase of its offsets, checked for such
+        // nulls in the same pass, and one copy.
+        if let Some(b) = bits {
+            if self.copy_offset_run::<O>(node, data, off, 0, count, Some(b))? {
+                return Ok(());
+            }
+        }
+        for_each_run(bits, count, |s, e, valid| {
+            if valid {
+                return self.copy_offset_run::<O>(node, data, off, s, e, None).map(|_| ());
+            }
+            let (Layout::Var { offsets, .. } | Layout::List { offsets, .. }) = &mut self.nodes[node].layout else {
+                unreachable!("copy_offsets on a variable-width or list node")
+            };
+            let b = O::try_from(last_offset(offsets, width) as i64).ok().expect("the last offset fits its own type");
+            offsets.buf.extend(std::iter::repeat_n(b, e - s));
+            Ok(())
+        })
+    }
+
+    /// Rows `off + s..off + e` of `data` as one run of valid rows: their
+    /// offsets rebased and appended, their values copied. With `nulls`, the
+    /// rows may hold nulls (their validity): then the run is taken only if
+    /// no null row spans values and the rebased end is in range, else
+    /// `Ok(false)` and nothing has changed.
+    fn copy_offset_run<O: Offset>(
+        &mut self,
+        node: usize,
+        data: &ArrayData,
+        off: usize,
+        s: usize,
+        e: usize,
+        nulls: Option<Bits>,
+    ) -> Result<bool> {
         const CALL: &str = "write_array";
         let src: &[O] = data.buffer::<O>(0);
         let width = std::mem::size_of::<O>();
         let child = self.nodes[node].children.first().copied();
-        // Nulls that span no values (what most producers write) need no runs:
-        // the whole range is one rebase of its offsets and one copy.
-        let bits = match bits {
-            Some(b) if O::null_spans_are_empty(src, off, count, b) => None,
-            b => b,
+        let n = &mut self.nodes[node];
+        let (offsets, bytes) = match &mut n.layout {
+            Layout::Var { offsets, data, .. } => (offsets, Some(data)),
+            Layout::List { offsets, .. } => (offsets, None),
+            _ => unreachable!("copy_offsets on a variable-width or list node"),
         };
-        for_each_run(bits, count, |s, e, valid| {
-            let n = &mut self.nodes[node];
-            let (offsets, bytes) = match &mut n.layout {
-                Layout::Var { offsets, data, .. } => (offsets, Some(data)),
-                Layout::List { offsets, .. } => (offsets, None),
-                _ => unreachable!("copy_offsets on a variable-width or list node"),
-            };
-            let base = last_offset(offsets, width) as i64;
-            if !valid {
-                let b = O::try_from(base).ok().expect("the last offset fits its own type");
-                offsets.buf.extend(std::iter::repeat_n(b, e - s));
-                return Ok(());
+        let base = last_offset(offsets, width) as i64;
+        let (first, last): (i64, i64) = (src[off + s].into(), src[off + e].into());
+        let end = base + (last - first);
+        let over = width == 4 && end > i32::MAX as i64;
+        match nulls {
+            // Left to the runs, which skip the values of null rows.
+            Some(_) if over => return Ok(false),
+            Some(b) => {
+                if !O::rebase_append_if_nulls_empty(&mut offsets.buf, src, off + s, e - s, b, base - first) {
+                    return Ok(false);
+                }
             }
-            let (first, last): (i64, i64) = (src[off + s].into(), src[off + e].into());
-            let end = base + (last - first);
-            if width == 4 && end > i32::MAX as i64 {
-                return Err(overflow(CALL, &self.nodes[node].describe(node), end as usize));
-            }
+            None if over => return Err(overflow(CALL, &self.nodes[node].describe(node), end as usize)),
             // In range: every offset lies between first and last, and the
             // last one rebased is `end`, checked above.
-            O::rebase_append(&mut offsets.buf, &src[off + s + 1..=off + e], base - first);
-            let (first, last) = (first as usize, last as usize);
-            match (bytes, child) {
-                (Some(bytes), _) => bytes.buf.extend_from_slice(&data.buffers()[1].as_slice()[first..last]),
-                (None, None) => unreachable!("a list has a child"),
-                (None, Some(c)) => self.copy_data(c, &data.child_data()[0], first, last - first).inspect_err(|_| {
-                    // The row whose values hold child value j.
-                    self.refused_at = self.refused_at.map(|j| {
-                        let row = (off + s..off + e).find(|&p| src[p + 1].into() > j as i64).unwrap_or(off + s);
-                        row - data.offset()
-                    })
-                })?,
-            }
-            Ok(())
-        })
+            None => O::rebase_append(&mut offsets.buf, &src[off + s + 1..=off + e], base - first),
+        }
+        let (first, last) = (first as usize, last as usize);
+        match (bytes, child) {
+            (Some(bytes), _) => bytes.buf.extend_from_slice(&data.buffers()[1].as_slice()[first..last]),
+            (None, None) => unreachable!("a list has a child"),
+            (None, Some(c)) => self.copy_data(c, &data.child_data()[0], first, last - first).inspect_err(|_| {
+                // The row whose values hold child value j.
+                self.refused_at = self.refused_at.map(|j| {
+                    let row = (off + s..off + e).find(|&p| src[p + 1].into() > j as i64).unwrap_or(off + s);
+                    row - data.offset()
+                })
+            })?,
+        }
+        Ok(true)
     }
 
     /// Column path: a union array, value by value.
