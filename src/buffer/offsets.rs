@@ -62,11 +62,81 @@ pub(crate) trait Offset: ArrowNativeType + TryFrom<i64> + Into<i64> {
         bits: Bits,
         shift: i64,
     ) -> bool;
+
+    /// The portable pass of `rebase_append_if_nulls_empty` (the one a CPU
+    /// without AVX2 runs) into `dst`, for the tests on machines with AVX2.
+    #[cfg(test)]
+    fn portable_pass(dst: &mut [Self], o: &[Self], bits: Bits, shift: Self) -> bool;
 }
 
 macro_rules! offset_type {
-    ($t:ty, $u:ty, $lut:expr) => {
+    ($t:ty, $u:ty, $lut:expr, $body:ident, $avx2:ident) => {
+        /// The pass below, compiled for AVX2.
+        ///
+        /// # Safety
+        ///
+        /// As the pass below, on a CPU with AVX2.
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2")]
+        unsafe fn $avx2(dst: *mut $t, o: &[$t], bits: Bits, shift: $t) -> bool {
+            // SAFETY: the caller's contract is the body's.
+            unsafe { $body(dst, o, bits, shift) }
+        }
+
+        /// The pass of [`Offset::rebase_append_if_nulls_empty`] over the
+        /// `o.len() - 1` rows of `o` (their offsets, one more than the rows):
+        /// writes `o[i + 1] + shift` to `dst[i]` for every row and returns
+        /// whether no null row of `bits` spans values.
+        ///
+        /// # Safety
+        ///
+        /// `dst` is valid for unaligned writes of `o.len() - 1` offsets and
+        /// overlaps neither `o` nor `bits`.
+        #[inline(always)]
+        unsafe fn $body(dst: *mut $t, o: &[$t], bits: Bits, shift: $t) -> bool {
+            let count = o.len() - 1;
+            let chunks = BitChunks::new(bits.bytes, bits.offset, count);
+            // One lane per row of a byte, ORed together at the end.
+            let mut lanes: [$u; 8] = [0; 8];
+            for (c, word) in chunks.iter().enumerate() {
+                let rows = &o[c * 64..=c * 64 + 64];
+                if word == u64::MAX {
+                    for i in 0..64 {
+                        // SAFETY: row c * 64 + i < count (a whole chunk).
+                        unsafe { dst.add(c * 64 + i).write_unaligned(rows[i + 1].wrapping_add(shift)) };
+                    }
+                    continue;
+                }
+                for k in 0..8 {
+                    let nulls = &$lut[!(word >> (8 * k)) as u8 as usize];
+                    let at = &rows[8 * k..=8 * k + 8];
+                    for j in 0..8 {
+                        lanes[j] |= (at[j + 1].wrapping_sub(at[j]) as $u) & nulls[j];
+                        // SAFETY: as above.
+                        unsafe { dst.add(c * 64 + 8 * k + j).write_unaligned(at[j + 1].wrapping_add(shift)) };
+                    }
+                }
+            }
+            let mut spanned = lanes.iter().fold(0, |a, &l| a | l);
+            let (base, word) = (chunks.chunk_len() * 64, chunks.remainder_bits());
+            for i in 0..chunks.remainder_len() {
+                if (word >> i) & 1 == 0 {
+                    spanned |= o[base + i + 1].wrapping_sub(o[base + i]) as $u;
+                }
+                // SAFETY: as above (base + i < count).
+                unsafe { dst.add(base + i).write_unaligned(o[base + i + 1].wrapping_add(shift)) };
+            }
+            spanned == 0
+        }
+
         impl Offset for $t {
+            #[cfg(test)]
+            fn portable_pass(dst: &mut [$t], o: &[$t], bits: Bits, shift: $t) -> bool {
+                assert_eq!(dst.len() + 1, o.len());
+                // SAFETY: `dst` holds `o.len() - 1` offsets, its own memory.
+                unsafe { $body(dst.as_mut_ptr(), o, bits, shift) }
+            }
+
             fn rebase_append(buf: &mut MutableBuffer, src: &[$t], shift: i64) {
                 let shift = shift as $t;
                 let bytes = std::mem::size_of_val(src);
@@ -94,59 +164,33 @@ macro_rules! offset_type {
                 shift: i64,
             ) -> bool {
                 let o = &offsets[off..=off + count];
-                let shift = shift as $t;
                 let old = buf.len();
                 buf.reserve(count * std::mem::size_of::<$t>());
                 // SAFETY: `reserve` made `count` offsets after `old`
-                // writable. Rows are written in order, each once (unaligned
-                // writes, whatever the buffer's alignment), every one of the
-                // `count` before `set_len` makes them part of the buffer;
-                // every index is below `count`.
-                let dst = unsafe { buf.as_mut_ptr().add(old).cast::<$t>() };
-                let chunks = BitChunks::new(bits.bytes, bits.offset, count);
-                // One lane per row of a byte, ORed together at the end.
-                let mut lanes: [$u; 8] = [0; 8];
-                for (c, word) in chunks.iter().enumerate() {
-                    let rows = &o[c * 64..=c * 64 + 64];
-                    if word == u64::MAX {
-                        for i in 0..64 {
-                            // SAFETY: row c * 64 + i < count (a whole chunk).
-                            unsafe { dst.add(c * 64 + i).write_unaligned(rows[i + 1].wrapping_add(shift)) };
-                        }
-                        continue;
+                // writable, which is the bodies' contract.
+                let empty = unsafe {
+                    let dst = buf.as_mut_ptr().add(old).cast::<$t>();
+                    #[cfg(target_arch = "x86_64")]
+                    if std::arch::is_x86_feature_detected!("avx2") {
+                        $avx2(dst, o, bits, shift as $t)
+                    } else {
+                        $body(dst, o, bits, shift as $t)
                     }
-                    for k in 0..8 {
-                        let nulls = &$lut[!(word >> (8 * k)) as u8 as usize];
-                        let at = &rows[8 * k..=8 * k + 8];
-                        for j in 0..8 {
-                            lanes[j] |= (at[j + 1].wrapping_sub(at[j]) as $u) & nulls[j];
-                            // SAFETY: as above.
-                            unsafe { dst.add(c * 64 + 8 * k + j).write_unaligned(at[j + 1].wrapping_add(shift)) };
-                        }
-                    }
+                    #[cfg(not(target_arch = "x86_64"))]
+                    $body(dst, o, bits, shift as $t)
+                };
+                if empty {
+                    // SAFETY: the body wrote all `count` offsets after `old`.
+                    unsafe { buf.set_len(old + count * std::mem::size_of::<$t>()) };
                 }
-                let mut spanned = lanes.iter().fold(0, |a, &l| a | l);
-                let (base, word) = (chunks.chunk_len() * 64, chunks.remainder_bits());
-                for i in 0..chunks.remainder_len() {
-                    if (word >> i) & 1 == 0 {
-                        spanned |= o[base + i + 1].wrapping_sub(o[base + i]) as $u;
-                    }
-                    // SAFETY: as above (base + i < count).
-                    unsafe { dst.add(base + i).write_unaligned(o[base + i + 1].wrapping_add(shift)) };
-                }
-                if spanned != 0 {
-                    return false;
-                }
-                // SAFETY: all `count` offsets after `old` written above.
-                unsafe { buf.set_len(old + count * std::mem::size_of::<$t>()) };
-                true
+                empty
             }
         }
     };
 }
 
-offset_type!(i32, u32, super::masks::MASK32);
-offset_type!(i64, u64, super::masks::MASK64);
+offset_type!(i32, u32, super::masks::MASK32, rebase_check_i32, rebase_check_i32_avx2);
+offset_type!(i64, u64, super::masks::MASK64, rebase_check_i64, rebase_check_i64_avx2);
 
 #[cfg(test)]
 mod tests {
@@ -232,6 +276,12 @@ mod tests {
                 expect.extend(offsets[off + 1..=off + count].iter().map(|&o| shifted(o)));
             }
             assert_eq!(buf.typed_data::<O>(), expect, "{name}");
+            let mut dst = vec![O::usize_as(0); count];
+            let rebased = O::try_from(shift).ok().expect("fits");
+            assert_eq!(O::portable_pass(&mut dst, &offsets[off..=off + count], bits, rebased), want, "{name}");
+            if want {
+                assert_eq!(dst, expect[1..], "{name}: the portable pass");
+            }
         }
         for count in [0, 1, 7, 8, 9, 63, 64, 65, 130, 200] {
             for off in [0, 3] {
