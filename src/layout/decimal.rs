@@ -225,10 +225,17 @@ unsafe fn checked_into_128_avx2(dst: *mut u8, src: &[u8], bits: Option<Bits>, bo
             }
             Some(bits) => {
                 let chunks = BitChunks::new(bits.bytes, bits.offset, rows);
-                for (c, mut word) in chunks.iter().enumerate() {
+                // A pair's row masks from its two bits of the word, in the
+                // vector unit: the word in every lane, each lane's bit
+                // selected and compared, the selectors moved on by two bits
+                // a pair (no scalar shift and table load per pair).
+                let first = _mm256_setr_epi64x(1, 1, 2, 2);
+                for (c, word) in chunks.iter().enumerate() {
+                    let w = _mm256_set1_epi64x(word as i64);
+                    let mut sel = first;
                     for k in 0..32 {
-                        pair!(c * 32 + k, pair_masks[(word & 3) as usize]);
-                        word >>= 2;
+                        pair!(c * 32 + k, _mm256_cmpeq_epi64(_mm256_and_si256(w, sel), sel));
+                        sel = _mm256_slli_epi64::<2>(sel);
                     }
                 }
                 let (base, word) = (chunks.chunk_len() * 32, chunks.remainder_bits());
