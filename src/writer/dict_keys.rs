@@ -240,7 +240,17 @@ fn key_by_key<K: DictKey, O: OutKey + arrow_buffer::ArrowNativeType>(
 pub(super) fn distinct_prefix(bytes: &[u8], width: usize) -> usize {
     fn by<const N: usize>(bytes: &[u8]) -> usize {
         let v = whole_keys::<N>(bytes);
-        v.windows(2).position(|p| p[0] == p[1]).map_or(v.len(), |i| i + 1)
+        // Eight neighbours compared at a time without a branch each; the
+        // block with a repeat is then searched.
+        let mut i = 0;
+        while i + 9 <= v.len() {
+            let b = &v[i..i + 9];
+            if (0..8).fold(false, |any, j| any | (b[j] == b[j + 1])) {
+                break;
+            }
+            i += 8;
+        }
+        v[i..].windows(2).position(|p| p[0] == p[1]).map_or(v.len(), |j| i + j + 1)
     }
     match width {
         1 => by::<1>(bytes),
@@ -253,6 +263,39 @@ pub(super) fn distinct_prefix(bytes: &[u8], width: usize) -> usize {
             let n = bytes.len() / width;
             let at = |i: usize| &bytes[i * width..(i + 1) * width];
             (1..n).find(|&i| at(i) == at(i - 1)).unwrap_or(n)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::distinct_prefix;
+
+    /// Against a value-by-value search, for every width the copies use (and
+    /// one they do not, 3), every length up to 40 values, with no repeat and
+    /// with a repeat after each position; values that differ only in their
+    /// last byte.
+    #[test]
+    fn distinct_prefix_matches_value_by_value() {
+        for width in [1usize, 2, 3, 4, 8, 16, 32] {
+            for n in 0..=40usize {
+                let value = |i: usize| {
+                    let mut v = vec![0xA5u8; width];
+                    v[width - 1] = i as u8;
+                    v
+                };
+                let distinct: Vec<u8> = (0..n).flat_map(value).collect();
+                assert_eq!(distinct_prefix(&distinct, width), n, "width {width}, {n} distinct");
+                for at in 1..n {
+                    let mut bytes = distinct.clone();
+                    let before = bytes[(at - 1) * width..at * width].to_vec();
+                    bytes[at * width..(at + 1) * width].copy_from_slice(&before);
+                    // Value `at` repeats `at - 1`: the prefix ends before it.
+                    let want = (1..n).find(|&i| bytes[i * width..(i + 1) * width] == bytes[(i - 1) * width..i * width]);
+                    assert_eq!(want, Some(at));
+                    assert_eq!(distinct_prefix(&bytes, width), at, "width {width}, {n} values, repeat at {at}");
+                }
+            }
         }
     }
 }

@@ -328,7 +328,10 @@ fn flat_input<'a>(layout: &Layout, values: &'a ArrayData, i: usize) -> Option<&'
 /// array, and ends the buffer does not hold as 0.
 fn read_ends(bytes: &[u8], width: usize, first: usize, out: &mut [usize]) {
     let part = bytes.get(first * width..).unwrap_or_default();
-    out.fill(0);
+    // Only the ends the input lacks are zeroed; the others are written below.
+    let n = out.len().min(part.len() / width);
+    let (out, rest) = out.split_at_mut(n);
+    rest.fill(0);
     match width {
         2 => out.iter_mut().zip(part.chunks_exact(2)).for_each(|(o, c)| *o = i16::from_le_bytes([c[0], c[1]]) as usize),
         4 => out
@@ -343,15 +346,28 @@ fn read_ends(bytes: &[u8], width: usize, first: usize, out: &mut [usize]) {
 }
 
 /// Appends `ends` (at most `RUNS_AT_ONCE`) to run ends `run_ends` of
-/// `width` bytes, in one copy.
+/// `width` bytes, written straight into the buffer's reserved capacity.
 fn push_ends(run_ends: &mut crate::buffer::Slot, width: usize, ends: impl ExactSizeIterator<Item = usize>) {
-    let mut bytes = [0u8; RUNS_AT_ONCE * 8];
     let n = ends.len().min(RUNS_AT_ONCE);
-    let out = &mut bytes[..n * width];
-    match width {
-        2 => out.chunks_exact_mut(2).zip(ends).for_each(|(o, e)| o.copy_from_slice(&(e as u16).to_le_bytes())),
-        4 => out.chunks_exact_mut(4).zip(ends).for_each(|(o, e)| o.copy_from_slice(&(e as u32).to_le_bytes())),
-        _ => out.chunks_exact_mut(8).zip(ends).for_each(|(o, e)| o.copy_from_slice(&(e as u64).to_le_bytes())),
+    let buf = &mut run_ends.buf;
+    let old = buf.len();
+    buf.reserve(n * width);
+    // SAFETY: `reserve` made `n * width` bytes after `old` writable; each of
+    // the `n` ends taken writes its `width` bytes (unaligned), every index
+    // below `n`, before `set_len` makes them part of the buffer.
+    unsafe {
+        let dst = buf.as_mut_ptr().add(old);
+        match width {
+            2 => {
+                ends.take(n).enumerate().for_each(|(i, e)| dst.cast::<u16>().add(i).write_unaligned((e as u16).to_le()))
+            }
+            4 => {
+                ends.take(n).enumerate().for_each(|(i, e)| dst.cast::<u32>().add(i).write_unaligned((e as u32).to_le()))
+            }
+            _ => {
+                ends.take(n).enumerate().for_each(|(i, e)| dst.cast::<u64>().add(i).write_unaligned((e as u64).to_le()))
+            }
+        }
+        buf.set_len(old + n * width);
     }
-    run_ends.buf.extend_from_slice(out);
 }
