@@ -17,8 +17,8 @@ pub(super) trait DictKey {
     /// The key's bits as an unsigned index: `index` for a key in the
     /// dictionary, past it for any other key.
     fn unsigned(raw: Self::Raw) -> usize;
-    /// The largest `unsigned` of `block` (0 for none).
-    fn max_unsigned(block: &[Self::Raw]) -> usize;
+    /// Whether every `unsigned` of `block` is below `m` (true for none).
+    fn all_below(block: &[Self::Raw], m: usize) -> bool;
 }
 
 /// The whole `N`-byte arrays at the start of `bytes` (a trailing part
@@ -46,9 +46,11 @@ macro_rules! dict_keys {
                 <$u>::from_le_bytes(raw) as usize
             }
             #[inline(always)]
-            fn max_unsigned(block: &[Self::Raw]) -> usize {
-                // In the key's own width, which vectorises.
-                block.iter().fold(0, |m: $u, &r| m.max(<$u>::from_le_bytes(r))) as usize
+            fn all_below(block: &[Self::Raw], m: usize) -> bool {
+                let Ok(m) = <$u>::try_from(m) else { return true };
+                // A compare and an or per key in the key's own width, which
+                // vectorises (an unsigned maximum does not, on plain x86_64).
+                !block.iter().fold(false, |any, &r| any | (<$u>::from_le_bytes(r) >= m))
             }
             #[inline(always)]
             fn index(raw: Self::Raw) -> usize {
@@ -133,7 +135,7 @@ pub(super) fn push_keys<K: DictKey, O: OutKey + arrow_buffer::ArrowNativeType>(
         // Every row valid and every key below the identity's end: the output
         // keys are the input's bytes (the node's key type is the input's).
         if let (None, Some(m)) = (valid, ident) {
-            if K::WIDTH == std::mem::size_of::<O>() && K::max_unsigned(block) < m {
+            if K::WIDTH == std::mem::size_of::<O>() && K::all_below(block, m) {
                 out.extend_from_slice(&input[done * K::WIDTH..(done + n) * K::WIDTH]);
                 done += n;
                 continue;
@@ -269,7 +271,48 @@ pub(super) fn distinct_prefix(bytes: &[u8], width: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::distinct_prefix;
+    use super::{distinct_prefix, DictKey};
+
+    /// `all_below` against a key-by-key compare of the unsigned keys, for
+    /// every key type, bounds around 0, 1, the signed and unsigned ends of
+    /// the width, and blocks of 0 to 64 keys with each kind of key (zero,
+    /// just below and at the bound, top bit set, the largest) at each place.
+    #[test]
+    fn all_below_matches_key_by_key() {
+        fn check<K: DictKey>(name: &str, to_raw: impl Fn(u64) -> K::Raw) {
+            let bits = 8 * K::WIDTH as u32;
+            let max = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+            let half = max / 2 + 1;
+            let bounds = [0, 1, 2, 50, half - 1, half, half + 1, max, max.saturating_add(1)];
+            for &m in &bounds {
+                let m = m as usize;
+                let keys = [0, 1, m.saturating_sub(1) as u64, m as u64, half - 1, half, max - 1, max];
+                for len in [0usize, 1, 7, 8, 9, 63, 64] {
+                    for at in 0..len.max(1) {
+                        for &special in &keys {
+                            let special = special & max;
+                            let ks: Vec<u64> = (0..len).map(|i| if i == at { special } else { 0 }).collect();
+                            let block: Vec<K::Raw> = ks.iter().map(|&k| to_raw(k)).collect();
+                            let want = ks.iter().all(|&k| (k as u128) < m as u128);
+                            assert_eq!(
+                                K::all_below(&block, m),
+                                want,
+                                "{name}: bound {m}, {len} keys, {special} at {at}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        check::<i8>("i8", |k| (k as u8).to_le_bytes());
+        check::<u8>("u8", |k| (k as u8).to_le_bytes());
+        check::<i16>("i16", |k| (k as u16).to_le_bytes());
+        check::<u16>("u16", |k| (k as u16).to_le_bytes());
+        check::<i32>("i32", |k| (k as u32).to_le_bytes());
+        check::<u32>("u32", |k| (k as u32).to_le_bytes());
+        check::<i64>("i64", |k| k.to_le_bytes());
+        check::<u64>("u64", |k| k.to_le_bytes());
+    }
 
     /// Against a value-by-value search, for every width the copies use (and
     /// one they do not, 3), every length up to 40 values, with no repeat and
