@@ -294,9 +294,9 @@ def row_producers(crit, res, checks):
     r3 = [f"rec3_{n}" for n in ("none", "half") if f"rec3_{n}" in crit]
     if c3 or r3:
         L += ["### 3-column rows: C API and Rust", "",
-              "| case | API | values | records | builder / nanoarrow | memcpy | records ÷ memcpy | "
+              "| case | API | values | slots | records | builder / nanoarrow | memcpy | records ÷ memcpy | "
               "values ÷ records | nanoarrow ÷ records |",
-              "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for c in c3:
             g = res[c]
             nulls = c.rsplit("_", 1)[1]
@@ -306,7 +306,7 @@ def row_producers(crit, res, checks):
             if na is None and nulls == "none":
                 na = ANCHOR_NANOARROW_ROWS3
             r_mem, r_na = ratio(rec, mem), ratio(na, rec)
-            L.append(f"| {nulls} | C | {fmt(g.get('quiver_c_values'))} | {fmt(rec)} | "
+            L.append(f"| {nulls} | C | {fmt(g.get('quiver_c_values'))} | {fmt(g.get('quiver_c_slots'))} | {fmt(rec)} | "
                      f"{fmt(na)}{na_note} | {fmt(mem)} | {rfmt(r_mem, lambda v: v <= 3.0)} | "
                      f"{rfmt(ratio(g.get('quiver_c_values'), rec))} | "
                      f"{rfmt(r_na, lambda v: v >= 4.0)}{na_note} |")
@@ -318,11 +318,11 @@ def row_producers(crit, res, checks):
             g = crit[r]
             nulls = r.rsplit("_", 1)[1]
             rec, mem = g.get("quiver_records"), g.get("memcpy")
-            L.append(f"| {nulls} | Rust | {fmt(g.get('quiver_values'))} | {fmt(rec)} | "
+            L.append(f"| {nulls} | Rust | {fmt(g.get('quiver_values'))} | – | {fmt(rec)} | "
                      f"{fmt(g.get('arrow_builder'))} | {fmt(mem)} | {rfmt(ratio(rec, mem))} | "
                      f"{rfmt(ratio(g.get('quiver_values'), rec))} | – |")
-        L += ["", "C: `quiver_append_*` + `quiver_end_row` per record against one `quiver_write_records` "
-              "(c_bench.c `bench_records`). Rust: benches/write.rs `rec3_*` (criterion; the builder "
+        L += ["", "C: `quiver_append_*` + `quiver_end_row` per record, one `quiver_append_slots` per "
+              "record, against one `quiver_write_records` (c_bench.c `bench_records`). Rust: benches/write.rs `rec3_*` (criterion; the builder "
               "column is arrow-rs builders appending row by row). \\* nanoarrow's appenders on these "
               "rows: " + fmt(ANCHOR_NANOARROW_ROWS3) + " ns/row, measured by this project's c_bench in "
               "another run (issue 11), not in this one; with half nulls no such figure exists and no "

@@ -57,8 +57,13 @@ impl W {
         W { w, s }
     }
     fn error(&self) -> String {
-        // SAFETY: a live writer; its message is a C string it owns.
-        unsafe { CStr::from_ptr(quiver_writer_last_error(self.w)) }.to_string_lossy().into_owned()
+        // SAFETY: a live writer; its message (NULL: none) is a C string it owns.
+        let e = unsafe { quiver_writer_last_error(self.w) };
+        if e.is_null() {
+            return String::new();
+        }
+        // SAFETY: as above, not NULL.
+        unsafe { CStr::from_ptr(e) }.to_string_lossy().into_owned()
     }
     fn rows(&self) -> i64 {
         // SAFETY: a live writer.
@@ -264,4 +269,115 @@ fn refused_arguments_change_nothing() {
     assert_eq!(w.rows(), 1);
     let b = w.finish();
     assert_eq!(b.num_rows(), 1);
+}
+
+/// Whole rows without nulls take a plan made once for their kinds (the
+/// columns in order, each taking its kind natively). Rows on the plan,
+/// rows it does not cover (nulls, a row begun by a per-value append, kinds
+/// changed between rows, a kind a column does not take, a call for some of
+/// the columns, a memory limit) and failures all leave both writers the
+/// same as the per-value appends.
+#[test]
+fn whole_rows_on_a_plan_match_the_per_value_appends() {
+    use QUIVER_SLOT_F32 as F32;
+    use QUIVER_SLOT_F64 as F64;
+    use QUIVER_SLOT_I16 as I16;
+    use QUIVER_SLOT_I32 as I32;
+    use QUIVER_SLOT_I64 as I64;
+    use QUIVER_SLOT_I8 as I8;
+    use QUIVER_SLOT_U16 as U16;
+    use QUIVER_SLOT_U32 as U32;
+    use QUIVER_SLOT_U64 as U64;
+    use QUIVER_SLOT_U8 as U8;
+    const S: &str = "i8: int8, i16: int16, i32: int32, i64: int64, u8: uint8, u16: uint16, u32: uint32, \
+                     u64: uint64, f32: float32, f64: float64, n: int32 not null, d: date32";
+    let native = [I8, I16, I32, I64, U8, U16, U32, U64, F32, F64, I32, I32];
+    // Column 2 (int32) given an int64, column 7 (uint64) a uint32, column 5 (uint16) a
+    // float64: each refused, as its per-value append refuses it.
+    let mut other = native;
+    other[2] = I64;
+    other[7] = U32;
+    let mut wrong = native;
+    wrong[5] = F64;
+    let (a, b) = (W::new(S), W::new(S));
+    for batch in 0..4u64 {
+        if batch == 2 {
+            // SAFETY: live writers.
+            unsafe {
+                assert_eq!(quiver_writer_set_memory_limit(a.w, 1 << 30), 0);
+                assert_eq!(quiver_writer_set_memory_limit(b.w, 1 << 30), 0);
+            }
+        }
+        if batch == 3 {
+            // SAFETY: live writers.
+            unsafe {
+                assert_eq!(quiver_writer_set_memory_limit(a.w, 0), 0);
+                assert_eq!(quiver_writer_set_memory_limit(b.w, 0), 0);
+            }
+        }
+        let rows = [300u64, 2000, 100, 700][batch as usize];
+        for r in 0..rows {
+            let s = slots(r + batch * 5000);
+            let case = (r + batch) % 8;
+            let kinds = match case {
+                3 => &other,
+                4 => &wrong,
+                _ => &native,
+            };
+            // Nulls on the nullable columns (never on `n`) in case 2 only.
+            let n = if case == 2 { nulls(r) & 0x3FF & !(1 << 10) } else { 0 };
+            // SAFETY: a live writer; the kinds and slots of 12 values.
+            let rc = unsafe {
+                if case == 5 {
+                    // A row begun by a per-value append, then the rest in one call.
+                    assert_eq!(a.append(0, I8, s[0]), 0);
+                    quiver_append_slots(a.w, 1, 11, kinds[1..].as_ptr(), s[1..].as_ptr(), 0, true)
+                } else if case == 6 {
+                    // Not every column: the last one per value.
+                    assert_eq!(quiver_append_slots(a.w, 0, 11, kinds.as_ptr(), s.as_ptr(), 0, false), 0);
+                    assert_eq!(a.append(11, I32, s[11]), 0);
+                    quiver_end_row(a.w)
+                } else {
+                    if case == 7 {
+                        // A row begun, then a whole row's values: column 0 refuses its second.
+                        assert_eq!(a.append(0, I8, s[0]), 0);
+                    }
+                    quiver_append_slots(a.w, 0, 12, kinds.as_ptr(), s.as_ptr(), n, true)
+                }
+            };
+            if case == 7 {
+                assert_eq!(b.append(0, I8, s[0]), 0);
+            }
+            let mut expected = 0;
+            for k in 0..12u32 {
+                let rc = if n >> k & 1 != 0 {
+                    // SAFETY: a live writer.
+                    unsafe { quiver_append_null(b.w, k) }
+                } else {
+                    b.append(k, kinds[k as usize], s[k as usize])
+                };
+                if rc != 0 {
+                    expected = rc;
+                    break;
+                }
+            }
+            if expected == 0 {
+                // SAFETY: a live writer.
+                expected = unsafe { quiver_end_row(b.w) };
+            }
+            assert_eq!(rc, expected, "batch {batch} row {r} case {case}: {} / {}", a.error(), b.error());
+            assert_eq!(a.rows(), b.rows(), "batch {batch} row {r}");
+            if rc != 0 {
+                assert_eq!(a.error(), b.error());
+                // SAFETY: live writers.
+                unsafe {
+                    assert_eq!(quiver_abort_row(a.w), 0);
+                    assert_eq!(quiver_abort_row(b.w), 0);
+                }
+            }
+        }
+        let (x, y) = (a.finish(), b.finish());
+        assert!(x.num_rows() as u64 > rows / 2, "batch {batch}: {} rows", x.num_rows());
+        assert_same_batch(&x, &y, &format!("batch {batch}: whole rows on a plan against per-value appends"));
+    }
 }

@@ -4,8 +4,9 @@
  * the batch's bytes, on the data of benches/peers/bench_data.h. Each writer makes one
  * 8192-row batch per repetition; prints the median ns per row as
  *   RESULT c_<case> <writer> <ns_per_row>
- * Then row-major records (bench_records below): per-value appends against one
- * quiver_write_records per batch and a memcpy of the records.                  */
+ * Then row-major records (bench_records below): per-value appends and one
+ * quiver_append_slots per record against one quiver_write_records per batch
+ * and a memcpy of the records.                                                 */
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -191,8 +192,9 @@ static void check_same(struct ctx *c) {
 
 /* ---- records: 3 columns (int32, int64, float64) from row-major records, 8192 per batch:
  * per-value appends (quiver_append_* + quiver_end_row per record), one
+ * quiver_append_slots per record (the JVM binding's Writer.appendRow), one
  * quiver_write_records per batch, and a memcpy of the records' bytes. Prints
- *   RESULT c_records3_<none|half> <quiver_c_values|quiver_c_records|memcpy> <ns_per_row> */
+ *   RESULT c_records3_<none|half> <quiver_c_values|quiver_c_slots|quiver_c_records|memcpy> <ns_per_row> */
 struct rec3 {
   int64_t b;
   double c;
@@ -216,6 +218,22 @@ static void rec_values(struct rctx *c) {
     CHECK(r->nulls & 2 ? quiver_append_null(c->w, 1) : quiver_append_i64(c->w, 1, r->b));
     CHECK(r->nulls & 4 ? quiver_append_null(c->w, 2) : quiver_append_f64(c->w, 2, r->c));
     CHECK(quiver_end_row(c->w));
+  }
+  CHECK(quiver_writer_finish(c->w, &out));
+  if (out.length != c->rows) { fprintf(stderr, "records: wrong length\n"); exit(1); }
+  out.release(&out);
+}
+
+static void rec_slots(struct rctx *c) {
+  static const uint8_t kinds[3] = {QUIVER_SLOT_I32, QUIVER_SLOT_I64, QUIVER_SLOT_F64};
+  struct ArrowArray out;
+  uint64_t slots[3];
+  for (int64_t i = 0; i < c->rows; i++) {
+    const struct rec3 *r = &c->recs[i];
+    slots[0] = (uint64_t)(int64_t)r->a;
+    slots[1] = (uint64_t)r->b;
+    memcpy(&slots[2], &r->c, 8);
+    CHECK(quiver_append_slots(c->w, 0, 3, kinds, slots, r->nulls, true));
   }
   CHECK(quiver_writer_finish(c->w, &out));
   if (out.length != c->rows) { fprintf(stderr, "records: wrong length\n"); exit(1); }
@@ -279,6 +297,7 @@ static void bench_records(void) {
                             offsetof(struct rec3, nulls), 2));
     const char *name = nulls ? "c_records3_half" : "c_records3_none";
     printf("RESULT %s quiver_c_values %.3f\n", name, rmeasure(rec_values, &c));
+    printf("RESULT %s quiver_c_slots %.3f\n", name, rmeasure(rec_slots, &c));
     printf("RESULT %s quiver_c_records %.3f\n", name, rmeasure(rec_batch, &c));
     printf("RESULT %s memcpy %.3f\n", name, rmeasure(rec_memcpy, &c));
     fflush(stdout);

@@ -105,7 +105,7 @@ fn encoded_key(nodes: &[Node], i: usize) -> u8 {
     input.map_or(0, |i| i as u8 + 1)
 }
 
-fn native_width(input: Input) -> usize {
+pub(crate) fn native_width(input: Input) -> usize {
     match input {
         Input::I8 | Input::U8 => 1,
         Input::I16 | Input::U16 => 2,

@@ -26,6 +26,7 @@ mod nested;
 mod position;
 mod row;
 mod row_bytes;
+mod slots;
 
 /// Options of a writer; start from `WriterOptions::default()`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -154,6 +155,20 @@ pub struct ArrowWriter {
     /// `(len, null_count)` before it, kept between calls so that a call
     /// allocates neither.
     pub(crate) column_scratch: (Vec<usize>, Vec<(usize, usize)>),
+    /// `quiver_append_slots`: the plan for the last kinds it saw.
+    slots_plan: SlotsPlan,
+}
+
+/// What `try_slots_row` (src/writer/slots.rs) found about one `(first,
+/// kinds)` of `quiver_append_slots`: the last one it saw, as a producer
+/// sends the same kinds row after row.
+#[derive(Debug, Default)]
+pub(crate) struct SlotsPlan {
+    first: usize,
+    kinds: Vec<u8>,
+    /// The width of each value's column; empty when the kinds do not fill
+    /// a row on that path.
+    widths: Vec<u8>,
 }
 
 /// The largest `batch_rows` a writer takes: 2^31 - 1 rows, the most a
@@ -226,6 +241,7 @@ impl ArrowWriter {
             refused_at: None,
             batches: 0,
             column_scratch: (Vec::new(), Vec::new()),
+            slots_plan: SlotsPlan::default(),
         })
     }
 

@@ -16,6 +16,25 @@ use crate::layout::{decimal, Layout};
 use crate::node::{Input, Kind, NO_OPEN};
 
 use super::ArrowWriter;
+use crate::buffer::Slot;
+
+/// Bit `i` of a bitmap whose bits from `i` on are clear, set to `valid`.
+#[inline(always)]
+fn put_bit(bits: &mut Slot, i: usize, valid: bool) {
+    match bits.buf.as_slice_mut().get_mut(i >> 3) {
+        Some(b) => *b |= (valid as u8) << (i & 7),
+        None => grow_put_bit(bits, i, valid),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn grow_put_bit(bits: &mut Slot, i: usize, valid: bool) {
+    bits.ensure_bits(i + 1);
+    if valid {
+        bits.set_bit(i);
+    }
+}
 
 /// The typed appends of Rust numbers: the fast path (`try_native`) when the
 /// node takes the input natively at its position, else the full path with
@@ -89,6 +108,37 @@ impl ArrowWriter {
             return false;
         }
         self.push_native(node, v);
+        true
+    }
+
+    /// The fast path of one value of `quiver_append_slots` on a top-level
+    /// fixed-width column that takes `input` (of type `T`) natively at its
+    /// position: `v`, which the caller made zero when `null`, and the
+    /// validity bit, with no branch on `null` (random nulls would mispredict
+    /// it). A null on a column that is not nullable, or still all valid (its
+    /// first null of the batch), changes nothing and returns false:
+    /// `try_null` / the full path take it.
+    #[inline(always)]
+    pub(crate) fn try_slot_top<T: ArrowNativeType>(&mut self, node: usize, input: Input, v: T, null: bool) -> bool {
+        if !self.top_fast(node, input) {
+            return false;
+        }
+        let n = &mut self.nodes[node];
+        let bits = if n.valid_lazy { None } else { n.validity.as_mut() };
+        // Without a bitmap a null has nowhere to go (lazy or not nullable).
+        if null & bits.is_none() {
+            return false;
+        }
+        // Capacity for the batch's rows is reserved at its start; `push`
+        // grows only past that.
+        let Layout::Fixed { values, .. } = &mut n.layout else { return false };
+        values.buf.push(v);
+        if let Some(bits) = bits {
+            put_bit(bits, n.len, !null);
+        }
+        n.null_count += null as usize;
+        n.len += 1;
+        self.row_written += 1;
         true
     }
 
