@@ -12,6 +12,7 @@ use arrow_buffer::{Buffer, MutableBuffer};
 pub(crate) mod bits;
 pub(crate) mod masks;
 pub(crate) mod offsets;
+pub(crate) mod push;
 
 /// Counters of the buffer life cycle, shared by all slots of a writer.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]

@@ -5,14 +5,15 @@ use arrow_buffer::bit_chunk_iterator::BitChunks;
 use arrow_buffer::{ArrowNativeType, MutableBuffer};
 
 use super::bits::Bits;
+use super::push::push_value;
 use super::Slot;
 
 #[inline]
 pub(crate) fn push_offset(offsets: &mut Slot, width: usize, value: usize) {
     if width == 8 {
-        offsets.buf.push(value as i64);
+        push_value(&mut offsets.buf, value as i64);
     } else {
-        offsets.buf.push(value as i32);
+        push_value(&mut offsets.buf, value as i32);
     }
 }
 

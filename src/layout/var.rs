@@ -2,6 +2,7 @@
 //! bytes and offset, and UTF-8 checks.
 
 use crate::buffer::offsets::push_offset;
+use crate::buffer::push::extend_bytes;
 use crate::buffer::Slot;
 
 /// Appends the bytes `v` and their end offset; `Err(end)`, having written
@@ -12,7 +13,7 @@ pub(crate) fn push(offsets: &mut Slot, data: &mut Slot, large: bool, v: &[u8]) -
     if !large && end > i32::MAX as usize {
         return Err(end);
     }
-    data.buf.extend_from_slice(v);
+    extend_bytes(&mut data.buf, v);
     push_offset(offsets, if large { 8 } else { 4 }, end);
     Ok(())
 }
