@@ -158,6 +158,9 @@ fn zeros_under_nulls(a: &dyn Array, what: &str) {
     }
 }
 
+/// Records of a long call: more than the gather's tiles of 512 records.
+const LONG: usize = 1500;
+
 #[test]
 fn every_width_every_mark_odd_strides_misaligned_split_calls() {
     let mut cases = 0;
@@ -166,9 +169,13 @@ fn every_width_every_mark_odd_strides_misaligned_split_calls() {
             for misalign in [0, 1, 3] {
                 // Calls of 0..3, 3..16, 16..77 and of 0..77: the validity
                 // and boolean bits of a call start at bits 0, 3 and 16.
-                for splits in [&[3usize, 16, N][..], &[N][..]] {
+                // Long: calls that cross the gather's tiles, one starting
+                // at bit 700 (not a byte boundary), 0..1500 whole.
+                let long = [3usize, 16, 700, LONG];
+                for splits in [&[3usize, 16, N][..], &[N][..], &long[..], &[LONG][..]] {
+                    let n = *splits.last().unwrap();
                     let s = schema(t, false);
-                    let vals = values(s.field(0).data_type(), N, mark, 0x9E37 ^ cases);
+                    let vals = values(s.field(0).data_type(), n, mark, 0x9E37 ^ cases);
                     let bytes = records(&vals, mark, misalign);
                     let mut l = layout(&s, mark);
                     let mut w = ArrowWriter::create(s.clone(), WriterOptions::default()).unwrap();
@@ -187,16 +194,17 @@ fn every_width_every_mark_odd_strides_misaligned_split_calls() {
             }
         }
     }
-    assert_eq!(cases, 12 * 3 * 3 * 2);
+    assert_eq!(cases, 12 * 3 * 3 * 4);
 }
 
 #[test]
 fn a_null_in_a_column_that_is_not_nullable_first_or_last() {
     for t in TYPES {
         for mark in [NullMark::Bit { at: 32, bit: 13 }, NullMark::Byte { at: 34 }] {
-            for bad in [0, 1, N - 1] {
+            // Long calls too: a bad record in the second tile, and the last.
+            for (n, bad) in [(N, 0), (N, 1), (N, N - 1), (LONG, 600), (LONG, LONG - 1)] {
                 let s = schema(t, true);
-                let mut vals = values(s.field(0).data_type(), N, NullMark::Never, 11);
+                let mut vals = values(s.field(0).data_type(), n, NullMark::Never, 11);
                 let good = vals.clone();
                 vals[bad] = None;
                 let bytes = records(&vals, mark, 1);

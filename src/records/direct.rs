@@ -5,45 +5,18 @@
 //! from the null marks. For the native fixed widths the mark bytes of the
 //! records are gathered first, once per byte a layout marks nulls in
 //! (`gather_marks`); 8 records' validity byte is then a few word operations
-//! on 8 mark bytes, 8 valid values are copied as they are, and the values of
-//! a byte with nulls are ANDed with that byte's row masks (no branch per
-//! record, which would mispredict on random nulls).
+//! on 8 mark bytes, 8 valid values are copied as they are, and each value of
+//! a byte with nulls is ANDed with all ones or zero from its bit (no branch
+//! per record, which would mispredict on random nulls; src/records/lanes.rs).
+//! When every column is native fixed width, all of them are gathered
+//! together, a tile of records at a time (`write_fixed_columns`).
 
-use super::check::{decimal_value, read, var_bytes};
+use super::check::{decimal_value, var_bytes};
+use super::lanes::{gather_marks, gather_width, mark_byte, valid_byte, ByteSink};
 use super::types::{Class, ColumnLayout, Encoding, NullMark};
-use crate::buffer::masks::{MASK16, MASK32, MASK64, MASK8};
 use crate::error::Result;
-use crate::writer::in_place::{BitsOut, ValuesOut, VarOut};
+use crate::writer::in_place::{BitsOut, ColumnRoom, ValuesOut, VarOut};
 use crate::ArrowWriter;
-
-/// Writes whole bytes of bits into a [`BitsOut`], byte `j` of the input
-/// being bits `at + 8j ..` of the output.
-struct ByteSink<'a> {
-    bytes: &'a mut [u8],
-    base: usize,
-    shift: u32,
-}
-
-impl<'a> ByteSink<'a> {
-    fn new(out: BitsOut<'a>) -> Self {
-        ByteSink { bytes: out.bytes, base: out.at / 8, shift: (out.at % 8) as u32 }
-    }
-
-    /// ORs byte `j` of bits in (the bits it covers are zero, those past the
-    /// append's `count` must be zero in `b`).
-    #[inline(always)]
-    fn put(&mut self, j: usize, b: u8) {
-        if self.shift == 0 {
-            self.bytes[self.base + j] = b;
-        } else {
-            self.bytes[self.base + j] |= b << self.shift;
-            let high = b >> (8 - self.shift);
-            if high != 0 {
-                self.bytes[self.base + j + 1] |= high;
-            }
-        }
-    }
-}
 
 /// Calls `put(i, record, valid)` for records `0..k` and writes their
 /// validity bits (when `validity` is given) 8 records a byte. `null` is how the column
@@ -115,107 +88,6 @@ unsafe fn for_each_record(
     }
 }
 
-/// The byte of a record that holds a column's null mark (None: never null).
-pub(super) fn mark_byte(null: NullMark) -> Option<usize> {
-    match null {
-        NullMark::Never => None,
-        NullMark::Bit { at, bit } => Some(at + bit / 8),
-        NullMark::Byte { at } => Some(at),
-    }
-}
-
-/// Byte `at` of each of records `0..k`, into `out` (its old bytes dropped):
-/// the null-mark bytes every column that reads that byte shares.
-///
-/// # Safety
-/// Every record holds byte `at`.
-pub(super) unsafe fn gather_marks(rec: impl Fn(usize) -> (*const u8, usize), k: usize, at: usize, out: &mut Vec<u8>) {
-    out.clear();
-    out.reserve(k);
-    let dst = out.as_mut_ptr();
-    for i in 0..k {
-        // SAFETY: `dst` has room for `k` bytes; the byte is in the record.
-        unsafe { dst.add(i).write(*rec(i).0.add(at)) };
-    }
-    // SAFETY: the first `k` bytes were written.
-    unsafe { out.set_len(k) };
-}
-
-/// The validity byte (bit j set: record j valid) of 8 records whose mark
-/// bytes are the bytes of `m`, byte j (little endian) for record j.
-#[inline(always)]
-fn valid_byte(m: u64, null: NullMark) -> u8 {
-    const LOW: u64 = 0x0101_0101_0101_0101;
-    const SEVEN: u64 = !(LOW << 7);
-    let nulls = match null {
-        NullMark::Never => 0,
-        NullMark::Bit { bit, .. } => (m >> (bit % 8)) & LOW,
-        // Bit 7 of each byte set when the byte is nonzero.
-        NullMark::Byte { .. } => ((((m & SEVEN) + SEVEN) | m) >> 7) & LOW,
-    };
-    // Gathers bit 0 of byte j into bit 56 + j.
-    !((nulls.wrapping_mul(0x0102_0408_1020_4080) >> 56) as u8)
-}
-
-/// Gathers the `$t` value at byte `at` of each of records `0..k` into
-/// `dst`, 8 records at a time: validity byte from the records' mark bytes
-/// (`marks`), the 8 values copied as they are when all 8 are valid, ANDed
-/// with the masks of that byte (`$mask(b, j)`: all ones or zero) when not,
-/// and the byte written to `validity`. Without `marks` the column is never
-/// null in the records (all bits set); without `validity` it is not
-/// nullable (records checked to hold no null) and only the values are copied.
-macro_rules! gather_fixed {
-    ($t:ty, $mask:expr, $dst:expr, $rec:expr, $at:expr, $k:expr, $null:expr, $marks:expr, $validity:expr) => {{
-        let (dst, rec, at, k, null) = ($dst.cast::<$t>(), $rec, $at, $k, $null);
-        let value = |i: usize| <$t>::from_le_bytes(read(rec(i).0, at));
-        let mask = $mask;
-        match ($validity, $marks) {
-            (Some(validity), Some(marks)) => {
-                let marks: &[u8] = marks;
-                let mut sink = ByteSink::new(validity);
-                let chunks = k / 8;
-                for c in 0..chunks {
-                    let i0 = c * 8;
-                    let m = u64::from_le_bytes(marks[i0..i0 + 8].try_into().expect("8 bytes"));
-                    let b = valid_byte(m, null);
-                    if b == 0xFF {
-                        for j in 0..8 {
-                            dst.add(i0 + j).write_unaligned(value(i0 + j));
-                        }
-                    } else {
-                        for j in 0..8 {
-                            dst.add(i0 + j).write_unaligned(value(i0 + j) & mask(b, j));
-                        }
-                    }
-                    sink.put(c, b);
-                }
-                let (i0, left) = (chunks * 8, k % 8);
-                if left != 0 {
-                    let mut m = [0u8; 8];
-                    m[..left].copy_from_slice(&marks[i0..k]);
-                    let b = valid_byte(u64::from_le_bytes(m), null) & ((1u8 << left) - 1);
-                    for j in 0..left {
-                        dst.add(i0 + j).write_unaligned(value(i0 + j) & mask(b, j));
-                    }
-                    sink.put(chunks, b);
-                }
-            }
-            (validity, _) => {
-                for i in 0..k {
-                    dst.add(i).write_unaligned(value(i));
-                }
-                if let Some(validity) = validity {
-                    let mut sink = ByteSink::new(validity);
-                    for c in 0..k.div_ceil(8) {
-                        let left = k - c * 8;
-                        sink.put(c, if left >= 8 { 0xFF } else { (1u8 << left) - 1 });
-                    }
-                }
-            }
-        }
-    }};
-}
-
 /// Gathers column `col` (fixed-width or boolean) of records `0..k`, all
 /// checked good, into top-level column `node` of `w`.
 ///
@@ -250,16 +122,20 @@ pub(super) unsafe fn write_fixed(
             // SAFETY: the value is inside the record; `ptr` has room for
             // `k` values of `width` bytes, each written once.
             (ValuesOut::Fixed { ptr, width }, Class::Fixed { .. }, Encoding::Fixed { at }) => unsafe {
-                let m = marks;
+                // The validity byte's computation chosen once, outside the
+                // loops (one instance of the loops per kind of mark).
                 match width {
-                    1 => gather_fixed!(u8, |b: u8, j| MASK8[b as usize][j], ptr, rec, at, k, null, m, validity),
-                    2 => gather_fixed!(u16, |b: u8, j| MASK16[b as usize][j], ptr, rec, at, k, null, m, validity),
-                    4 => gather_fixed!(u32, |b: u8, j| MASK32[b as usize][j], ptr, rec, at, k, null, m, validity),
-                    8 => gather_fixed!(u64, |b: u8, j| MASK64[b as usize][j], ptr, rec, at, k, null, m, validity),
-                    16 => {
-                        let mask = |b: u8, j| MASK64[b as usize][j] as i64 as i128 as u128;
-                        gather_fixed!(u128, mask, ptr, rec, at, k, null, m, validity)
-                    }
+                    1 | 2 | 4 | 8 | 16 => match null {
+                        NullMark::Never => gather_width(width, ptr, rec, at, k, marks, validity, |_| 0xFF),
+                        NullMark::Bit { at: a, bit } => {
+                            let null = NullMark::Bit { at: a, bit };
+                            gather_width(width, ptr, rec, at, k, marks, validity, move |m| valid_byte(m, null))
+                        }
+                        NullMark::Byte { at: a } => {
+                            let null = NullMark::Byte { at: a };
+                            gather_width(width, ptr, rec, at, k, marks, validity, move |m| valid_byte(m, null))
+                        }
+                    },
                     _ => {
                         let put = |i: usize, (p, _): (*const u8, usize), valid: bool| {
                             let dst = ptr.add(i * width);
@@ -366,4 +242,96 @@ pub(super) unsafe fn write_var(
         unreachable!("a value that is not UTF-8")
     };
     w.append_var_in_place(node, call, k, data_bytes, fill)
+}
+
+/// Whether `col` is a native fixed-width column the fused gather takes.
+pub(super) fn fusable(col: &ColumnLayout) -> bool {
+    matches!((col.class, col.encoding), (Class::Fixed { width: 1 | 2 | 4 | 8 | 16, .. }, Encoding::Fixed { .. }))
+}
+
+/// Records per tile of the fused gather: 512 records of up to a few
+/// hundred bytes stay in the first-level cache while every column reads
+/// them.
+const TILE: usize = 512;
+
+/// Gathers every column of records `0..k` (each described and `fusable`, all checked
+/// good) into top-level columns `nodes` of `w` at once, a tile of records
+/// at a time: the tile's null-mark bytes (one gather per byte a layout
+/// marks nulls in, into `marks`), then each column's values and validity
+/// from the tile. Each record is read from memory once instead of once per
+/// column. `Ok(false)`, having changed nothing, when the writer leaves it
+/// to the column-by-column gather (see `append_in_place_columns`).
+///
+/// # Safety
+/// As [`write_fixed`], for every column.
+pub(super) unsafe fn write_fixed_columns(
+    w: &mut ArrowWriter,
+    call: &str,
+    nodes: &[usize],
+    cols: &[Option<ColumnLayout>],
+    rec: impl Fn(usize) -> (*const u8, usize) + Copy,
+    k: usize,
+    marks: &mut Vec<(usize, Vec<u8>)>,
+) -> Result<bool> {
+    // The mark bytes the columns read, each once.
+    let mut used = 0;
+    for col in cols.iter().flatten().filter(|c| c.nullable) {
+        let Some(at) = mark_byte(col.null) else { continue };
+        if marks[..used].iter().any(|&(a, _)| a == at) {
+            continue;
+        }
+        if used == marks.len() {
+            marks.push((at, Vec::new()));
+        }
+        marks[used].0 = at;
+        used += 1;
+    }
+    let marks = &mut marks[..used];
+    let fill = |rooms: &[ColumnRoom]| {
+        let mut t0 = 0;
+        while t0 < k {
+            let len = (k - t0).min(TILE);
+            // By value: the loops below keep the records' base in a
+            // register (a reference to it might alias the stores).
+            let tile = move |i: usize| rec(t0 + i);
+            for (at, bytes) in marks.iter_mut() {
+                // SAFETY: the good records hold the mark's byte.
+                unsafe { gather_marks(tile, len, *at, bytes) };
+            }
+            for (col, room) in cols.iter().flatten().zip(rooms) {
+                let Encoding::Fixed { at } = col.encoding else { unreachable!("fusable") };
+                let m = if col.nullable {
+                    mark_byte(col.null).and_then(|a| marks.iter().find(|(b, _)| *b == a)).map(|(_, m)| &m[..len])
+                } else {
+                    None
+                };
+                // SAFETY: the room holds `k` values and the bits of `k`
+                // rows from `room.at`; this tile writes values and bits
+                // `t0 .. t0 + len` of them (`t0` a multiple of 8, so a byte
+                // of bits is this tile's alone or shared by OR).
+                unsafe {
+                    let validity = room
+                        .bits
+                        .map(|(p, n)| BitsOut { bytes: std::slice::from_raw_parts_mut(p, n), at: room.at + t0 });
+                    let dst = room.values.add(t0 * room.width);
+                    let width = room.width;
+                    match col.null {
+                        NullMark::Never => gather_width(width, dst, tile, at, len, m, validity, |_| 0xFF),
+                        NullMark::Bit { at: a, bit } => {
+                            let null = NullMark::Bit { at: a, bit };
+                            gather_width(width, dst, tile, at, len, m, validity, move |x| valid_byte(x, null))
+                        }
+                        NullMark::Byte { at: a } => {
+                            let null = NullMark::Byte { at: a };
+                            gather_width(width, dst, tile, at, len, m, validity, move |x| valid_byte(x, null))
+                        }
+                    }
+                }
+            }
+            t0 += len;
+        }
+    };
+    // SAFETY: `fill` writes every value of every column (each tile, each
+    // column) and the bit of each valid one.
+    unsafe { w.append_in_place_columns(nodes, call, k, fill) }
 }

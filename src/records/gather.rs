@@ -1,15 +1,18 @@
 //! The batched call: every record checked (src/records/check.rs), then each
 //! column of the first `k` good records gathered straight into the
 //! writer's buffers (src/records/direct.rs; a null utf8/binary value is an
-//! empty span), one column at a time. The rows commit when the last column
-//! is written.
+//! empty span), one column at a time, or, when every column is native fixed
+//! width, all of them a tile of records at a time (`direct::write_fixed_columns`).
+//! The rows commit when the last column is written.
 
 use arrow_schema::SchemaRef;
 
 use super::check::{bad, check, is_null, var_bytes};
 use super::direct;
+use super::lanes;
 use super::types::{fits, Class, ColumnLayout, Encoding, RecordsError};
 use crate::error::{ErrorCode, QuiverError, Result};
+use crate::writer::in_place::MAX_IN_PLACE_COLUMNS;
 use crate::ArrowWriter;
 
 /// Where the records of a batch are.
@@ -153,6 +156,29 @@ pub(crate) unsafe fn write(
             }
         }
     }
+    // Every column native fixed-width: all of them in one pass over the
+    // records, a tile at a time (unless the writer leaves it to the gather
+    // column by column below).
+    let fused = columns.iter().flatten().all(direct::fusable) && columns.len() <= MAX_IN_PLACE_COLUMNS;
+    if fused && k > 0 {
+        let mut nodes = [0usize; MAX_IN_PLACE_COLUMNS];
+        nodes[..columns.len()].copy_from_slice(&w.top[..columns.len()]);
+        // SAFETY: the records hold what the layout reads (the size check
+        // above) and were checked good.
+        let done = with_records!(src, |rec| unsafe {
+            direct::write_fixed_columns(w, call, &nodes[..columns.len()], columns, rec, k, marks)
+        });
+        match done {
+            Ok(true) => {
+                return match failure {
+                    None => Ok(n),
+                    Some(error) => Err(RecordsError { written: k, error }),
+                }
+            }
+            Ok(false) => {}
+            Err(e) => return Err(RecordsError { written: 0, error: e }),
+        }
+    }
     // The null-mark bytes of the good records, gathered once for each byte
     // of the record that nullable fixed-width columns mark their nulls in
     // (a null bitmap's byte is shared by up to 8 columns); `marks` keeps its
@@ -160,7 +186,7 @@ pub(crate) unsafe fn write(
     let mut used = 0;
     for col in columns.iter().flatten() {
         let fixed = matches!((col.class, col.encoding), (Class::Fixed { .. }, Encoding::Fixed { .. }));
-        let Some(at) = direct::mark_byte(col.null).filter(|_| fixed && col.nullable) else { continue };
+        let Some(at) = lanes::mark_byte(col.null).filter(|_| fixed && col.nullable) else { continue };
         if marks[..used].iter().any(|&(a, _)| a == at) {
             continue;
         }
@@ -170,12 +196,12 @@ pub(crate) unsafe fn write(
         let (a, bytes) = &mut marks[used];
         *a = at;
         // SAFETY: the good records hold the mark's byte (the size check).
-        with_records!(src, |rec| unsafe { direct::gather_marks(rec, k, at, bytes) });
+        with_records!(src, |rec| unsafe { lanes::gather_marks(rec, k, at, bytes) });
         used += 1;
     }
     let marks = &marks[..used];
     let marks_of = |col: &ColumnLayout| {
-        let at = direct::mark_byte(col.null)?;
+        let at = lanes::mark_byte(col.null)?;
         marks.iter().find(|&&(a, _)| a == at).map(|(_, bytes)| bytes.as_slice())
     };
     'write: while k > 0 {

@@ -5,7 +5,8 @@
 //!
 //! The call works column by column: each column's values and validity are
 //! gathered from the records straight into the column's own buffers
-//! (src/records/direct.rs).
+//! (src/records/direct.rs); columns that are all native fixed width are
+//! gathered together, a tile of records at a time.
 
 use arrow_schema::SchemaRef;
 
@@ -14,6 +15,7 @@ use crate::error::{ErrorCode, QuiverError, Result};
 mod check;
 mod direct;
 pub(crate) mod gather;
+mod lanes;
 mod types;
 
 use types::{Class, ColumnLayout};

@@ -160,3 +160,97 @@ impl ArrowWriter {
         })
     }
 }
+
+/// One column's room in [`ArrowWriter::append_in_place_columns`]: `count`
+/// values of `width` bytes at `values` (not initialised: the caller writes
+/// every byte) and, for a nullable column, its validity bitmap: `bits_len`
+/// bytes at `bits`, the append's bits from bit `at` on, all zero. Raw
+/// pointers, valid for the `fill` call only.
+#[derive(Clone, Copy)]
+pub(crate) struct ColumnRoom {
+    pub values: *mut u8,
+    pub width: usize,
+    pub bits: Option<(*mut u8, usize)>,
+    pub at: usize,
+}
+
+/// The most columns `append_in_place_columns` takes at once.
+pub(crate) const MAX_IN_PLACE_COLUMNS: usize = 32;
+
+impl ArrowWriter {
+    /// `append_in_place` of several top-level fixed-width columns at once
+    /// (`nodes`, at most [`MAX_IN_PLACE_COLUMNS`], in increasing order):
+    /// `fill` gets the room of each, in the order of `nodes`, and writes
+    /// them all, in one pass if it likes. Refused (nothing written) as
+    /// `append_in_place` refuses; under a memory limit (whose check is per
+    /// column) or for other nodes it returns `Ok(false)`, having changed
+    /// nothing, and the caller goes column by column. The rows commit when
+    /// every top-level column has them.
+    ///
+    /// # Safety
+    /// `fill` writes every byte of every column's room and sets the
+    /// validity bit of each valid value (only values that may be valid for
+    /// a column without validity), through the room's pointers alone.
+    pub(crate) unsafe fn append_in_place_columns(
+        &mut self,
+        nodes: &[usize],
+        call: &str,
+        count: usize,
+        fill: impl FnOnce(&[ColumnRoom]),
+    ) -> Result<bool> {
+        if self.options.memory_limit != 0
+            || nodes.len() > MAX_IN_PLACE_COLUMNS
+            || !nodes.windows(2).all(|p| p[0] < p[1])
+        {
+            return Ok(false);
+        }
+        for &node in nodes {
+            self.column_target(node, call)?;
+            if !matches!(self.nodes.get(node).map(|n| &n.layout), Some(Layout::Fixed { .. })) {
+                return Ok(false);
+            }
+            self.column_value_bytes(node, count, call)?;
+        }
+        let empty = ColumnRoom { values: std::ptr::null_mut(), width: 0, bits: None, at: 0 };
+        let mut rooms = [empty; MAX_IN_PLACE_COLUMNS];
+        for (room, &node) in rooms.iter_mut().zip(nodes) {
+            let n = &mut self.nodes[node];
+            // The caller sets the bits of the valid values it writes: the
+            // bits the row path still owes (lazy validity) are written first.
+            n.materialize_validity();
+            let at = n.len;
+            let bits = n.validity.as_mut().map(|v| {
+                v.ensure_bits(at + count);
+                (v.buf.as_mut_ptr(), v.buf.len())
+            });
+            let Layout::Fixed { values, width, .. } = &mut n.layout else { unreachable!("checked above") };
+            let start = at * *width;
+            debug_assert_eq!(values.buf.len(), start, "a fixed-width column's values end at its length");
+            values.buf.reserve(count * *width);
+            // SAFETY: `count * width` bytes are reserved past `start`, the
+            // end of the values.
+            let ptr = unsafe { values.buf.as_mut_ptr().add(start) };
+            *room = ColumnRoom { values: ptr, width: *width, bits, at };
+        }
+        // No buffer of these nodes moves until the lengths are set below.
+        fill(&rooms[..nodes.len()]);
+        for &node in nodes {
+            let n = &mut self.nodes[node];
+            let at = n.len;
+            let Layout::Fixed { values, width, .. } = &mut n.layout else { unreachable!("checked above") };
+            let end = (at + count) * *width;
+            // SAFETY: reserved above, and `fill` wrote every byte (the contract).
+            unsafe { values.buf.set_len(end) };
+            let nulls = self.nulls_in(node, at, at + count);
+            let n = &mut self.nodes[node];
+            n.null_count += nulls;
+            n.len = at + count;
+        }
+        let len = self.nodes[self.top[0]].len;
+        if len > self.rows && self.top.iter().all(|&c| self.nodes[c].len == len) {
+            self.rows = len;
+            self.commit();
+        }
+        Ok(true)
+    }
+}
