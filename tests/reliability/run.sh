@@ -37,6 +37,15 @@ since() {
   awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'
 }
 
+# What a libFuzzer log says: its progress and result lines, and a panic's
+# message (the line after "panicked at"): its start and its end (where the
+# assertion says what failed), when it is long.
+fuzz_summary() {
+  grep -E '^(INFO: seed corpus|#[0-9]+[[:space:]]+(INITED|DONE))|^Done [0-9]+ runs|^stat::|^==[0-9]+== ERROR|panicked at|^SUMMARY: libFuzzer' "$1"
+  grep -A1 'panicked at' "$1" | grep -v 'panicked at' | head -n 3 |
+    LC_ALL=C awk '{ if (length($0) > 600) print substr($0, 1, 300) " ... " substr($0, length($0) - 299); else print }'
+}
+
 WARN=(-Wall -Wextra -Wpedantic -Werror)
 
 # ---- the library, as installed ------------------------------------------------------
@@ -200,11 +209,7 @@ if [ "$fuzz_ready" = 1 ]; then
         -max_total_time="$fuzz_seconds" -timeout=10 -print_final_stats=1 -artifact_prefix="$artifacts/" \
         >"$build/fuzz.log" 2>&1
       rc=$?
-      grep -E '^(INFO: seed corpus|#[0-9]+[[:space:]]+(INITED|DONE))|^Done [0-9]+ runs|^stat::|^==[0-9]+== ERROR|panicked at|^SUMMARY: libFuzzer' "$build/fuzz.log"
-      # The panic's message (the line after "panicked at"): its start and its end
-      # (where the assertion says what failed), when it is long.
-      grep -A1 'panicked at' "$build/fuzz.log" | grep -v 'panicked at' | head -n 3 |
-        LC_ALL=C awk '{ if (length($0) > 600) print substr($0, 1, 300) " ... " substr($0, length($0) - 299); else print }'
+      fuzz_summary "$build/fuzz.log"
       local execs secs slowest
       execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$build/fuzz.log")
       secs=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$build/fuzz.log")
@@ -253,11 +258,7 @@ if [ "$fuzz_ready" = 1 ]; then
         -max_total_time="$schema_fuzz_seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
         -artifact_prefix="$s_artifacts/" >"$build/schema-fuzz.log" 2>&1
       rc=$?
-      grep -E '^(INFO: seed corpus|#[0-9]+[[:space:]]+(INITED|DONE))|^Done [0-9]+ runs|^stat::|^==[0-9]+== ERROR|panicked at|^SUMMARY: libFuzzer' "$build/schema-fuzz.log"
-      # The panic's message (the line after "panicked at"): its start and its end
-      # (where the assertion says what failed), when it is long.
-      grep -A1 'panicked at' "$build/schema-fuzz.log" | grep -v 'panicked at' | head -n 3 |
-        LC_ALL=C awk '{ if (length($0) > 600) print substr($0, 1, 300) " ... " substr($0, length($0) - 299); else print }'
+      fuzz_summary "$build/schema-fuzz.log"
       execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$build/schema-fuzz.log")
       secs=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$build/schema-fuzz.log")
       if [ "$rc" -ne 0 ] || ls "$s_artifacts"/* >/dev/null 2>&1; then
