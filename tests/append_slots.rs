@@ -324,8 +324,13 @@ fn whole_rows_on_a_plan_match_the_per_value_appends() {
                 4 => &wrong,
                 _ => &native,
             };
-            // Nulls on the nullable columns (never on `n`) in case 2 only.
-            let n = if case == 2 { nulls(r) & 0x3FF & !(1 << 10) } else { 0 };
+            // Nulls on the nullable columns in case 2 only; now and then one
+            // on `n` too, which refuses it.
+            let n = match case {
+                2 if r % 5 == 0 => (nulls(r) & 0x3FF) | 1 << 10,
+                2 => nulls(r) & 0x3FF,
+                _ => 0,
+            };
             // SAFETY: a live writer; the kinds and slots of 12 values.
             let rc = unsafe {
                 if case == 5 {

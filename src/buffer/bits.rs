@@ -80,6 +80,24 @@ pub(crate) fn set_valid(valid: &mut Slot, i: usize) {
     }
 }
 
+/// Bit `i` of a bitmap whose bits from `i` on are clear, set to `valid`.
+#[inline(always)]
+pub(crate) fn put_bit(bits: &mut Slot, i: usize, valid: bool) {
+    match bits.buf.as_slice_mut().get_mut(i >> 3) {
+        Some(b) => *b |= (valid as u8) << (i & 7),
+        None => grow_put_bit(bits, i, valid),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn grow_put_bit(bits: &mut Slot, i: usize, valid: bool) {
+    bits.ensure_bits(i + 1);
+    if valid {
+        bits.set_bit(i);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::buffer::bits::*;

@@ -169,6 +169,8 @@ pub(crate) struct SlotsPlan {
     /// The width of each value's column; empty when the kinds do not fill
     /// a row on that path.
     widths: Vec<u8>,
+    /// Bit `k`: value `k`'s column takes nulls (nullable, with a bitmap).
+    nullable: u64,
 }
 
 /// The largest `batch_rows` a writer takes: 2^31 - 1 rows, the most a

@@ -10,31 +10,12 @@
 
 use arrow_buffer::{i256, ArrowNativeType};
 
-use crate::buffer::bits::set_valid;
+use crate::buffer::bits::{put_bit, set_valid};
 use crate::error::{ErrorCode, QuiverError, Result};
 use crate::layout::{decimal, Layout};
 use crate::node::{Input, Kind, NO_OPEN};
 
 use super::ArrowWriter;
-use crate::buffer::Slot;
-
-/// Bit `i` of a bitmap whose bits from `i` on are clear, set to `valid`.
-#[inline(always)]
-fn put_bit(bits: &mut Slot, i: usize, valid: bool) {
-    match bits.buf.as_slice_mut().get_mut(i >> 3) {
-        Some(b) => *b |= (valid as u8) << (i & 7),
-        None => grow_put_bit(bits, i, valid),
-    }
-}
-
-#[cold]
-#[inline(never)]
-fn grow_put_bit(bits: &mut Slot, i: usize, valid: bool) {
-    bits.ensure_bits(i + 1);
-    if valid {
-        bits.set_bit(i);
-    }
-}
 
 /// The typed appends of Rust numbers: the fast path (`try_native`) when the
 /// node takes the input natively at its position, else the full path with

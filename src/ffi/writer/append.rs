@@ -253,7 +253,19 @@ pub unsafe extern "C" fn quiver_append_slots(
     end_row: bool,
 ) -> c_int {
     const CALL: &str = "quiver_append_slots";
-    enter_writer(CALL, w, move |x| {
+    // A whole row on the plan for its kinds, inside the boundary; anything
+    // else (the checks of the arguments included) out of line.
+    let fast = move |x: &mut ArrowWriter| {
+        let n = count as usize;
+        if count == 0 || count > 64 || kinds.is_null() || slots.is_null() || !end_row {
+            return false;
+        }
+        let nulls = nulls & u64::MAX.checked_shl(count).map_or(u64::MAX, |high| !high);
+        // SAFETY: both point to `count` readable elements, per the contract.
+        let (kinds, slots) = unsafe { (std::slice::from_raw_parts(kinds, n), std::slice::from_raw_parts(slots, n)) };
+        x.try_slots_row(node as usize, kinds, slots, nulls, slot_input)
+    };
+    enter_writer_fast(CALL, w, fast, move |x| {
         // SAFETY: per the contract.
         unsafe { append_slots(x, node, count, kinds, slots, nulls, end_row) }
     })
@@ -288,11 +300,6 @@ unsafe fn append_slots(
         unsafe { (std::slice::from_raw_parts(kinds, n), std::slice::from_raw_parts(slots, n)) }
     };
     let first = node as usize;
-    // A whole row without nulls, on the plan for these kinds.
-    let row_nulls = nulls & u64::MAX.checked_shl(count).map_or(u64::MAX, |high| !high);
-    if row_nulls == 0 && end_row && x.try_slots_row(first, kinds, slots, slot_input) {
-        return Ok(());
-    }
     for (k, (&kind, &v)) in kinds.iter().zip(slots).enumerate() {
         let at = first + k;
         let null = nulls >> k & 1 != 0;
