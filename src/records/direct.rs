@@ -12,7 +12,7 @@
 //! together, a tile of records at a time (`write_fixed_columns`).
 
 use super::check::{decimal_value, var_bytes};
-use super::lanes::{gather_marks, gather_width, mark_byte, valid_byte, ByteSink};
+use super::lanes::{gather_marked, gather_marks, mark_byte, ByteSink};
 use super::types::{Class, ColumnLayout, Encoding, NullMark};
 use crate::error::Result;
 use crate::writer::in_place::{BitsOut, ColumnRoom, ValuesOut, VarOut};
@@ -122,20 +122,8 @@ pub(super) unsafe fn write_fixed(
             // SAFETY: the value is inside the record; `ptr` has room for
             // `k` values of `width` bytes, each written once.
             (ValuesOut::Fixed { ptr, width }, Class::Fixed { .. }, Encoding::Fixed { at }) => unsafe {
-                // The validity byte's computation chosen once, outside the
-                // loops (one instance of the loops per kind of mark).
                 match width {
-                    1 | 2 | 4 | 8 | 16 => match null {
-                        NullMark::Never => gather_width(width, ptr, rec, at, k, marks, validity, |_| 0xFF),
-                        NullMark::Bit { at: a, bit } => {
-                            let null = NullMark::Bit { at: a, bit };
-                            gather_width(width, ptr, rec, at, k, marks, validity, move |m| valid_byte(m, null))
-                        }
-                        NullMark::Byte { at: a } => {
-                            let null = NullMark::Byte { at: a };
-                            gather_width(width, ptr, rec, at, k, marks, validity, move |m| valid_byte(m, null))
-                        }
-                    },
+                    1 | 2 | 4 | 8 | 16 => gather_marked(width, null, ptr, rec, at, k, marks, validity),
                     _ => {
                         let put = |i: usize, (p, _): (*const u8, usize), valid: bool| {
                             let dst = ptr.add(i * width);
@@ -314,18 +302,7 @@ pub(super) unsafe fn write_fixed_columns(
                         .bits
                         .map(|(p, n)| BitsOut { bytes: std::slice::from_raw_parts_mut(p, n), at: room.at + t0 });
                     let dst = room.values.add(t0 * room.width);
-                    let width = room.width;
-                    match col.null {
-                        NullMark::Never => gather_width(width, dst, tile, at, len, m, validity, |_| 0xFF),
-                        NullMark::Bit { at: a, bit } => {
-                            let null = NullMark::Bit { at: a, bit };
-                            gather_width(width, dst, tile, at, len, m, validity, move |x| valid_byte(x, null))
-                        }
-                        NullMark::Byte { at: a } => {
-                            let null = NullMark::Byte { at: a };
-                            gather_width(width, dst, tile, at, len, m, validity, move |x| valid_byte(x, null))
-                        }
-                    }
+                    gather_marked(room.width, col.null, dst, tile, at, len, m, validity);
                 }
             }
             t0 += len;

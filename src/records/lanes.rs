@@ -65,7 +65,7 @@ pub(super) unsafe fn gather_marks(rec: impl Fn(usize) -> (*const u8, usize), k: 
 /// The validity byte (bit j set: record j valid) of 8 records whose mark
 /// bytes are the bytes of `m`, byte j (little endian) for record j.
 #[inline(always)]
-pub(super) fn valid_byte(m: u64, null: NullMark) -> u8 {
+fn valid_byte(m: u64, null: NullMark) -> u8 {
     const LOW: u64 = 0x0101_0101_0101_0101;
     const SEVEN: u64 = !(LOW << 7);
     let nulls = match null {
@@ -187,7 +187,7 @@ unsafe fn gather_lanes<T: Lane>(
 /// As [`gather_lanes`], `dst` with room for `k` values of `width` bytes.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn gather_width(
+unsafe fn gather_width(
     width: usize,
     dst: *mut u8,
     rec: impl Fn(usize) -> (*const u8, usize),
@@ -205,6 +205,40 @@ pub(super) unsafe fn gather_width(
             4 => gather_lanes(dst.cast::<u32>(), rec, at, k, marks, validity, valid),
             8 => gather_lanes(dst.cast::<u64>(), rec, at, k, marks, validity, valid),
             _ => gather_lanes(dst.cast::<u128>(), rec, at, k, marks, validity, valid),
+        }
+    }
+}
+
+/// `gather_width` for a column whose nulls are marked as `null`: the
+/// validity byte's computation chosen once, outside the loops (one
+/// instance of the loops per kind of mark).
+///
+/// # Safety
+/// As [`gather_width`].
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn gather_marked(
+    width: usize,
+    null: NullMark,
+    dst: *mut u8,
+    rec: impl Fn(usize) -> (*const u8, usize),
+    at: usize,
+    k: usize,
+    marks: Option<&[u8]>,
+    validity: Option<BitsOut<'_>>,
+) {
+    // SAFETY: per the contract.
+    unsafe {
+        match null {
+            NullMark::Never => gather_width(width, dst, rec, at, k, marks, validity, |_| 0xFF),
+            NullMark::Bit { at: a, bit } => {
+                let null = NullMark::Bit { at: a, bit };
+                gather_width(width, dst, rec, at, k, marks, validity, move |m| valid_byte(m, null))
+            }
+            NullMark::Byte { at: a } => {
+                let null = NullMark::Byte { at: a };
+                gather_width(width, dst, rec, at, k, marks, validity, move |m| valid_byte(m, null))
+            }
         }
     }
 }
