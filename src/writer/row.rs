@@ -10,7 +10,7 @@
 
 use arrow_buffer::{i256, ArrowNativeType};
 
-use crate::buffer::bits::{put_bit, set_valid};
+use crate::buffer::bits::set_valid;
 use crate::error::{ErrorCode, QuiverError, Result};
 use crate::layout::{decimal, Layout};
 use crate::node::{Input, Kind, NO_OPEN};
@@ -89,37 +89,6 @@ impl ArrowWriter {
             return false;
         }
         self.push_native(node, v);
-        true
-    }
-
-    /// The fast path of one value of `quiver_append_slots` on a top-level
-    /// fixed-width column that takes `input` (of type `T`) natively at its
-    /// position: `v`, which the caller made zero when `null`, and the
-    /// validity bit, with no branch on `null` (random nulls would mispredict
-    /// it). A null on a column that is not nullable, or still all valid (its
-    /// first null of the batch), changes nothing and returns false:
-    /// `try_null` / the full path take it.
-    #[inline(always)]
-    pub(crate) fn try_slot_top<T: ArrowNativeType>(&mut self, node: usize, input: Input, v: T, null: bool) -> bool {
-        if !self.top_fast(node, input) {
-            return false;
-        }
-        let n = &mut self.nodes[node];
-        let bits = if n.valid_lazy { None } else { n.validity.as_mut() };
-        // Without a bitmap a null has nowhere to go (lazy or not nullable).
-        if null & bits.is_none() {
-            return false;
-        }
-        // Capacity for the batch's rows is reserved at its start; `push`
-        // grows only past that.
-        let Layout::Fixed { values, .. } = &mut n.layout else { return false };
-        values.buf.push(v);
-        if let Some(bits) = bits {
-            put_bit(bits, n.len, !null);
-        }
-        n.null_count += null as usize;
-        n.len += 1;
-        self.row_written += 1;
         true
     }
 

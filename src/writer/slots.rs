@@ -1,10 +1,10 @@
-//! A whole row of fixed-width values without nulls in one call
+//! A whole row of fixed-width values, nulls included, in one call
 //! (`quiver_append_slots`, the JVM binding's `Writer.appendRow`), on a plan
 //! made once for the call's kinds: whether they are the writer's top-level
-//! columns in order, each taking its kind natively, and the width each
-//! writes. Rows the plan does not cover (nulls, a row already begun, a
-//! memory limit, other kinds) take the per-value fast paths and then the
-//! full appends.
+//! columns in order, each taking its kind natively, the width each writes
+//! and which take nulls. Rows the plan does not cover (a row already begun,
+//! a memory limit, other kinds, a null on a column that is not nullable)
+//! take the per-value fast paths and then the full appends.
 
 use crate::buffer::bits::put_bit;
 use crate::layout::Layout;
@@ -77,7 +77,7 @@ impl ArrowWriter {
             .map(|(k, &kind)| {
                 let n = nodes.get(first.checked_add(k)?)?;
                 let input = input_of(kind)?;
-                (n.top_key == input as u8 + 1 && n.top_key != 0).then(|| native_width(input) as u8)
+                (n.top_key == input as u8 + 1).then(|| native_width(input) as u8)
             })
             .collect();
         let plan = &mut self.slots_plan;

@@ -304,43 +304,25 @@ unsafe fn append_slots(
         let at = first + k;
         let null = nulls >> k & 1 != 0;
         // The writer's inlined fast paths first (they change nothing when they do not
-        // apply): in a row with nulls, a top-level column's value or null with no branch
-        // on which (a null's value bits zeroed here); a row without nulls takes the typed
-        // appends' fast path, which is shorter. Anything else, errors included, goes
-        // through the full append, out of line.
-        let z = v & (null as u64).wrapping_sub(1);
-        let top = nulls != 0
-            && match kind {
-                QUIVER_SLOT_I8 => x.try_slot_top(at, Input::I8, z as i8, null),
-                QUIVER_SLOT_I16 => x.try_slot_top(at, Input::I16, z as i16, null),
-                QUIVER_SLOT_I32 => x.try_slot_top(at, Input::I32, z as i32, null),
-                QUIVER_SLOT_I64 => x.try_slot_top(at, Input::I64, z as i64, null),
-                QUIVER_SLOT_U8 => x.try_slot_top(at, Input::U8, z as u8, null),
-                QUIVER_SLOT_U16 => x.try_slot_top(at, Input::U16, z as u16, null),
-                QUIVER_SLOT_U32 => x.try_slot_top(at, Input::U32, z as u32, null),
-                QUIVER_SLOT_U64 => x.try_slot_top(at, Input::U64, z, null),
-                QUIVER_SLOT_F32 => x.try_slot_top(at, Input::F32, f32::from_bits(z as u32), null),
-                QUIVER_SLOT_F64 => x.try_slot_top(at, Input::F64, f64::from_bits(z), null),
+        // apply); anything else, errors included, through the full append, out of line.
+        // (A whole row takes the plan in `quiver_append_slots` before this.)
+        let done = if null {
+            x.try_null(at)
+        } else {
+            match kind {
+                QUIVER_SLOT_I8 => x.try_native(at, Input::I8, v as i8),
+                QUIVER_SLOT_I16 => x.try_native(at, Input::I16, v as i16),
+                QUIVER_SLOT_I32 => x.try_native(at, Input::I32, v as i32),
+                QUIVER_SLOT_I64 => x.try_native(at, Input::I64, v as i64),
+                QUIVER_SLOT_U8 => x.try_native(at, Input::U8, v as u8),
+                QUIVER_SLOT_U16 => x.try_native(at, Input::U16, v as u16),
+                QUIVER_SLOT_U32 => x.try_native(at, Input::U32, v as u32),
+                QUIVER_SLOT_U64 => x.try_native(at, Input::U64, v),
+                QUIVER_SLOT_F32 => x.try_native(at, Input::F32, f32::from_bits(v as u32)),
+                QUIVER_SLOT_F64 => x.try_native(at, Input::F64, f64::from_bits(v)),
                 _ => false,
-            };
-        let done = top
-            || if null {
-                x.try_null(at)
-            } else {
-                match kind {
-                    QUIVER_SLOT_I8 => x.try_native(at, Input::I8, v as i8),
-                    QUIVER_SLOT_I16 => x.try_native(at, Input::I16, v as i16),
-                    QUIVER_SLOT_I32 => x.try_native(at, Input::I32, v as i32),
-                    QUIVER_SLOT_I64 => x.try_native(at, Input::I64, v as i64),
-                    QUIVER_SLOT_U8 => x.try_native(at, Input::U8, v as u8),
-                    QUIVER_SLOT_U16 => x.try_native(at, Input::U16, v as u16),
-                    QUIVER_SLOT_U32 => x.try_native(at, Input::U32, v as u32),
-                    QUIVER_SLOT_U64 => x.try_native(at, Input::U64, v),
-                    QUIVER_SLOT_F32 => x.try_native(at, Input::F32, f32::from_bits(v as u32)),
-                    QUIVER_SLOT_F64 => x.try_native(at, Input::F64, f64::from_bits(v)),
-                    _ => false,
-                }
-            };
+            }
+        };
         if !done {
             append_slot(x, at, k, kind, v, null)?;
         }
