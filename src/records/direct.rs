@@ -12,7 +12,7 @@
 //! together, a tile of records at a time (`write_fixed_columns`).
 
 use super::check::{decimal_value, var_bytes};
-use super::lanes::{gather_marked, gather_marks, mark_byte, ByteSink};
+use super::lanes::{gather_marked, gather_marks, mark_bytes, marks_for, ByteSink};
 use super::types::{Class, ColumnLayout, Encoding, NullMark};
 use crate::error::Result;
 use crate::writer::in_place::{BitsOut, ColumnRoom, ValuesOut, VarOut};
@@ -262,18 +262,7 @@ pub(super) unsafe fn write_fixed_columns(
     marks: &mut Vec<(usize, Vec<u8>)>,
 ) -> Result<bool> {
     // The mark bytes the columns read, each once.
-    let mut used = 0;
-    for col in cols.iter().flatten().filter(|c| c.nullable) {
-        let Some(at) = mark_byte(col.null) else { continue };
-        if marks[..used].iter().any(|&(a, _)| a == at) {
-            continue;
-        }
-        if used == marks.len() {
-            marks.push((at, Vec::new()));
-        }
-        marks[used].0 = at;
-        used += 1;
-    }
+    let used = mark_bytes(cols.iter().flatten().filter(|c| c.nullable), marks);
     let marks = &mut marks[..used];
     let fill = |rooms: &[ColumnRoom]| {
         let mut t0 = 0;
@@ -288,11 +277,7 @@ pub(super) unsafe fn write_fixed_columns(
             }
             for (col, room) in cols.iter().flatten().zip(rooms) {
                 let Encoding::Fixed { at } = col.encoding else { unreachable!("fusable") };
-                let m = if col.nullable {
-                    mark_byte(col.null).and_then(|a| marks.iter().find(|(b, _)| *b == a)).map(|(_, m)| &m[..len])
-                } else {
-                    None
-                };
+                let m = if col.nullable { marks_for(marks, col.null).map(|m| &m[..len]) } else { None };
                 // SAFETY: the room holds `k` values and the bits of `k`
                 // rows from `room.at`; this tile writes values and bits
                 // `t0 .. t0 + len` of them (`t0` a multiple of 8, so a byte

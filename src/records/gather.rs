@@ -180,30 +180,19 @@ pub(crate) unsafe fn write(
         }
     }
     // The null-mark bytes of the good records, gathered once for each byte
-    // of the record that nullable fixed-width columns mark their nulls in
-    // (a null bitmap's byte is shared by up to 8 columns); `marks` keeps its
-    // buffers from call to call, its first `used` entries are this call's.
-    let mut used = 0;
-    for col in columns.iter().flatten() {
-        let fixed = matches!((col.class, col.encoding), (Class::Fixed { .. }, Encoding::Fixed { .. }));
-        let Some(at) = lanes::mark_byte(col.null).filter(|_| fixed && col.nullable) else { continue };
-        if marks[..used].iter().any(|&(a, _)| a == at) {
-            continue;
-        }
-        if used == marks.len() {
-            marks.push((at, Vec::new()));
-        }
-        let (a, bytes) = &mut marks[used];
-        *a = at;
+    // of the record that nullable fixed-width columns mark their nulls in;
+    // `marks` keeps its buffers from call to call, its first `used` entries
+    // are this call's.
+    let fixed = |col: &&ColumnLayout| {
+        col.nullable && matches!((col.class, col.encoding), (Class::Fixed { .. }, Encoding::Fixed { .. }))
+    };
+    let used = lanes::mark_bytes(columns.iter().flatten().filter(fixed), marks);
+    for (at, bytes) in &mut marks[..used] {
         // SAFETY: the good records hold the mark's byte (the size check).
-        with_records!(src, |rec| unsafe { lanes::gather_marks(rec, k, at, bytes) });
-        used += 1;
+        with_records!(src, |rec| unsafe { lanes::gather_marks(rec, k, *at, bytes) });
     }
     let marks = &marks[..used];
-    let marks_of = |col: &ColumnLayout| {
-        let at = lanes::mark_byte(col.null)?;
-        marks.iter().find(|&&(a, _)| a == at).map(|(_, bytes)| bytes.as_slice())
-    };
+    let marks_of = |col: &ColumnLayout| lanes::marks_for(marks, col.null);
     'write: while k > 0 {
         for (c, col) in columns.iter().enumerate() {
             let col = col.expect("described");

@@ -4,7 +4,7 @@
 //! gather of a native fixed-width value from every record with zeros under
 //! nulls and no branch per record.
 
-use super::types::NullMark;
+use super::types::{ColumnLayout, NullMark};
 use crate::writer::in_place::BitsOut;
 
 /// Writes whole bytes of bits into a [`BitsOut`], byte `j` of the input
@@ -43,6 +43,32 @@ pub(super) fn mark_byte(null: NullMark) -> Option<usize> {
         NullMark::Bit { at, bit } => Some(at + bit / 8),
         NullMark::Byte { at } => Some(at),
     }
+}
+
+/// Sets the first entries of `marks` to the distinct bytes of a record that
+/// `cols` mark their nulls in (a null bitmap's byte is shared by up to 8
+/// columns), keeping the entries' buffers from call to call; returns how
+/// many there are.
+pub(super) fn mark_bytes<'a>(cols: impl Iterator<Item = &'a ColumnLayout>, marks: &mut Vec<(usize, Vec<u8>)>) -> usize {
+    let mut used = 0;
+    for at in cols.filter_map(|c| mark_byte(c.null)) {
+        if marks[..used].iter().any(|&(a, _)| a == at) {
+            continue;
+        }
+        if used == marks.len() {
+            marks.push((at, Vec::new()));
+        }
+        marks[used].0 = at;
+        used += 1;
+    }
+    used
+}
+
+/// The gathered mark bytes (of `mark_bytes`' entries) that a column whose
+/// nulls are marked as `null` reads.
+pub(super) fn marks_for(marks: &[(usize, Vec<u8>)], null: NullMark) -> Option<&[u8]> {
+    let at = mark_byte(null)?;
+    marks.iter().find(|&&(a, _)| a == at).map(|(_, bytes)| bytes.as_slice())
 }
 
 /// Byte `at` of each of records `0..k`, into `out` (its old bytes dropped):
