@@ -53,12 +53,18 @@ impl ArrowWriter {
                 None => e,
             });
         }
+        self.commit_even_columns();
+        Ok(())
+    }
+
+    /// The column path's commit rule: when every top-level column has the
+    /// same length, past the committed rows, those rows are committed.
+    pub(super) fn commit_even_columns(&mut self) {
         let len = self.nodes[self.top[0]].len;
         if len > self.rows && self.top.iter().all(|&c| self.nodes[c].len == len) {
             self.rows = len;
             self.commit();
         }
-        Ok(())
     }
 
     /// Bytes of values `length` rows of a fixed-width (or boolean) top-level

@@ -246,11 +246,7 @@ impl ArrowWriter {
             n.null_count += nulls;
             n.len = at + count;
         }
-        let len = self.nodes[self.top[0]].len;
-        if len > self.rows && self.top.iter().all(|&c| self.nodes[c].len == len) {
-            self.rows = len;
-            self.commit();
-        }
+        self.commit_even_columns();
         Ok(true)
     }
 }
