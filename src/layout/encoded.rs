@@ -20,6 +20,7 @@ use std::collections::HashMap;
 
 use arrow_schema::DataType;
 
+use crate::buffer::push::push_value;
 use crate::buffer::Slot;
 
 /// What an encoded node needs to find equal values.
@@ -109,15 +110,21 @@ fn long_hash(b: &[u8]) -> u64 {
 }
 
 /// The dictionary indexes of flat values by their hash: open addressing
-/// with linear probing over `slots` (index + 1, 0 for an empty slot; a
-/// power of two long, at most half full), and each index's hash. Index `i`
-/// stands for value `i` of the value node (every value there is a distinct
-/// dictionary entry), so the indexes are `0..hashes.len()`.
+/// with linear probing over `slots` (0 for an empty slot, else index + 1 in
+/// the low 32 bits and the hash's high 32 bits above, so that a probe
+/// compares hashes without a second load; a power of two long, at most an
+/// eighth full, so that most lookups take one probe and their branch is
+/// predicted), and each index's hash. Index `i` stands for value `i` of the
+/// value node (every value there is a distinct dictionary entry), so the
+/// indexes are `0..hashes.len()`, below 2^31 (a batch's rows).
 #[derive(Debug, Default)]
 pub(crate) struct FlatTable {
-    slots: Vec<usize>,
+    slots: Vec<u64>,
     hashes: Vec<u64>,
 }
+
+/// The high half of a hash, as a slot of [`FlatTable`] keeps it.
+const TAG: u64 = !0 << 32;
 
 impl FlatTable {
     /// Forgets every index, keeping the capacity.
@@ -136,8 +143,8 @@ impl FlatTable {
             if slot == 0 {
                 return None;
             }
-            let index = slot - 1;
-            if self.hashes[index] == hash && eq(index) {
+            let index = (slot as u32 - 1) as usize;
+            if (slot ^ hash) & TAG == 0 && eq(index) {
                 return Some(index);
             }
             at = (at + 1) & mask;
@@ -148,8 +155,8 @@ impl FlatTable {
     pub fn push(&mut self, hash: u64) {
         let index = self.hashes.len();
         self.hashes.push(hash);
-        if (index + 1) * 2 > self.slots.len() {
-            let len = (self.slots.len() * 2).max(64);
+        if (index + 1) * 8 > self.slots.len() {
+            let len = (self.slots.len() * 2).max(256);
             self.slots.clear();
             self.slots.resize(len, 0);
             for i in 0..=index {
@@ -162,11 +169,13 @@ impl FlatTable {
 
     fn place(&mut self, index: usize) {
         let mask = self.slots.len() - 1;
-        let mut at = self.hashes[index] as usize & mask;
+        let hash = self.hashes[index];
+        let mut at = hash as usize & mask;
         while self.slots[at] != 0 {
             at = (at + 1) & mask;
         }
-        self.slots[at] = index + 1;
+        debug_assert!(index < 1 << 31, "a batch's rows");
+        self.slots[at] = (hash & TAG) | (index as u64 + 1);
     }
 
     /// Indexes in the table.
@@ -214,10 +223,10 @@ pub(crate) fn same_value(a: Option<&[u8]>, b: Option<&[u8]>) -> bool {
 #[inline(always)]
 pub(crate) fn push_index(keys: &mut Slot, width: usize, value: usize) {
     match width {
-        1 => keys.buf.push(value as u8),
-        2 => keys.buf.push(value as u16),
-        4 => keys.buf.push(value as u32),
-        _ => keys.buf.push(value as u64),
+        1 => push_value(&mut keys.buf, value as u8),
+        2 => push_value(&mut keys.buf, value as u16),
+        4 => push_value(&mut keys.buf, value as u32),
+        _ => push_value(&mut keys.buf, value as u64),
     }
 }
 
@@ -251,5 +260,43 @@ pub(crate) fn max_key(dt: &DataType) -> usize {
             _ => i64::MAX as usize,
         },
         _ => usize::MAX,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FlatTable;
+
+    /// Hashes that share their high half, their low half (where a probe
+    /// starts), both, or neither: every index is found by its own hash and
+    /// value, never by another's; past a truncation or a clear only the
+    /// kept ones are; the table grows through several sizes.
+    #[test]
+    fn every_index_is_found_by_its_hash_and_value_only() {
+        let hash = |i: u64| match i % 4 {
+            0 => i << 40 | 7,               // the same start, distinct tags
+            1 => 0xABCD_u64 << 32 | i << 8, // the same tag, distinct starts
+            2 => 0x5555_5555_5555_5555,     // the same hash
+            _ => i.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        };
+        let mut t = FlatTable::default();
+        for n in [1usize, 40, 700] {
+            t.clear();
+            for i in 0..n {
+                assert_eq!(t.find(hash(i as u64), |j| j == i), None, "{i} before it is added");
+                t.push(hash(i as u64));
+            }
+            assert_eq!(t.len(), n);
+            for i in 0..n {
+                assert_eq!(t.find(hash(i as u64), |j| j == i), Some(i), "{i} of {n}");
+                // The same hash with another value is not index i.
+                assert_eq!(t.find(hash(i as u64), |j| j == i + n), None);
+            }
+            t.truncate(n / 2);
+            for i in 0..n {
+                let want = (i < n / 2).then_some(i);
+                assert_eq!(t.find(hash(i as u64), |j| j == i), want, "{i} after truncating {n} to {}", n / 2);
+            }
+        }
     }
 }

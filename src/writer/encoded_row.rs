@@ -13,6 +13,7 @@
 use arrow_buffer::{ArrowNativeType, ToByteSlice};
 
 use crate::buffer::bits::set_valid;
+use crate::buffer::push::push_value;
 use crate::error::Result;
 use crate::layout::encoded::{flat_hash, push_index, same_value, set_last_run_end};
 use crate::layout::{flat_value, var, Layout};
@@ -75,7 +76,7 @@ impl<T: ArrowNativeType> Flat for Native<T> {
     #[inline(always)]
     fn push(&self, vn: &mut Node) -> bool {
         let Layout::Fixed { values, .. } = &mut vn.layout else { return false };
-        values.buf.push(self.0);
+        push_value(&mut values.buf, self.0);
         push_valid(vn);
         true
     }
@@ -164,13 +165,20 @@ impl ArrowWriter {
 
     /// The typed appends past their fast path: encoded `node` whose
     /// fixed-width values take `input` as stored (`Node::enc_key`) at its
-    /// position takes the typed direct entry; anything else `append_le`.
+    /// position takes the typed direct entry; anything else `append_le`
+    /// (a call of its own, so that this entry saves only the registers its
+    /// own work needs).
     #[inline(never)]
     pub(super) fn append_native_slow<T: ArrowNativeType>(&mut self, node: usize, input: Input, v: T) -> Result<()> {
         if self.try_encoded_native(node, input, v) {
             return Ok(());
         }
-        // The little-endian bytes of `v`, which the full path takes.
+        self.append_native_le(node, input, v)
+    }
+
+    /// `append_le` of the little-endian bytes of `v`.
+    #[inline(never)]
+    fn append_native_le<T: ArrowNativeType>(&mut self, node: usize, input: Input, v: T) -> Result<()> {
         let mut le = [0u8; 8];
         let w = std::mem::size_of::<T>();
         le[..w].copy_from_slice(v.to_byte_slice());
@@ -271,10 +279,10 @@ pub(super) fn push_flat(vn: &mut Node, value: &[u8], check_utf8: bool) -> bool {
             }
         }
         Layout::Fixed { values, .. } => match value.len() {
-            1 => values.buf.push(value[0]),
-            2 => values.buf.push(u16::from_le_bytes(value.try_into().expect("2 bytes"))),
-            4 => values.buf.push(u32::from_le_bytes(value.try_into().expect("4 bytes"))),
-            8 => values.buf.push(u64::from_le_bytes(value.try_into().expect("8 bytes"))),
+            1 => push_value(&mut values.buf, value[0]),
+            2 => push_value(&mut values.buf, u16::from_le_bytes(value.try_into().expect("2 bytes"))),
+            4 => push_value(&mut values.buf, u32::from_le_bytes(value.try_into().expect("4 bytes"))),
+            8 => push_value(&mut values.buf, u64::from_le_bytes(value.try_into().expect("8 bytes"))),
             _ => values.buf.extend_from_slice(value),
         },
         _ => unreachable!("a flat layout"),

@@ -59,13 +59,21 @@ impl ArrowWriter {
         true
     }
 
-    /// The direct entries of encoded nodes (`is_utf8`: `v` is known to be
-    /// UTF-8), then the full path.
+    /// The direct entry of encoded nodes of variable-width values
+    /// (`is_utf8`: `v` is known to be UTF-8), then the rest. (The rest is
+    /// a call of its own, so that this entry saves only the registers its
+    /// own work needs.)
     #[inline(never)]
     fn append_bytes_slow(&mut self, node: usize, v: &[u8], is_utf8: bool) -> Result<()> {
         if self.try_encoded_bytes(node, v, is_utf8) {
             return Ok(());
         }
+        self.append_bytes_rest(node, v)
+    }
+
+    /// The direct entry of encoded nodes of other flat values, then the full path.
+    #[inline(never)]
+    fn append_bytes_rest(&mut self, node: usize, v: &[u8]) -> Result<()> {
         if let Some(dst) = self.nodes.get(node).and_then(|n| n.value_node) {
             if self.try_encoded(node, dst, Input::Bytes, v) {
                 return Ok(());
