@@ -113,8 +113,9 @@ fn long_hash(b: &[u8]) -> u64 {
 /// with linear probing over `slots` (0 for an empty slot, else index + 1 in
 /// the low 32 bits and the hash's high 32 bits above, so that a probe
 /// compares hashes without a second load; a power of two long, at most an
-/// eighth full, so that most lookups take one probe and their branch is
-/// predicted), and each index's hash. Index `i` stands for value `i` of the
+/// eighth full up to [`SPARSE_SLOTS`] slots, so that most lookups take one
+/// probe and their branch is predicted, and half full past that), and each
+/// index's hash. Index `i` stands for value `i` of the
 /// value node (every value there is a distinct dictionary entry), so the
 /// indexes are `0..hashes.len()`, below 2^31 (a batch's rows).
 #[derive(Debug, Default)]
@@ -125,6 +126,9 @@ pub(crate) struct FlatTable {
 
 /// The high half of a hash, as a slot of [`FlatTable`] keeps it.
 const TAG: u64 = !0 << 32;
+
+/// Slots of a [`FlatTable`] below which it is kept an eighth full.
+const SPARSE_SLOTS: usize = 4096;
 
 impl FlatTable {
     /// Forgets every index, keeping the capacity.
@@ -155,7 +159,10 @@ impl FlatTable {
     pub fn push(&mut self, hash: u64) {
         let index = self.hashes.len();
         self.hashes.push(hash);
-        if (index + 1) * 8 > self.slots.len() {
+        // An eighth full while the slots fit in 32 KiB; half full past that,
+        // where a large dictionary's lookups miss the cache anyway.
+        let fill = if self.slots.len() < SPARSE_SLOTS { 8 } else { 2 };
+        if (index + 1) * fill > self.slots.len() {
             let len = (self.slots.len() * 2).max(256);
             self.slots.clear();
             self.slots.resize(len, 0);
@@ -280,7 +287,7 @@ mod tests {
             _ => i.wrapping_mul(0x9E37_79B9_7F4A_7C15),
         };
         let mut t = FlatTable::default();
-        for n in [1usize, 40, 700] {
+        for n in [1usize, 40, 700, 3000] {
             t.clear();
             for i in 0..n {
                 assert_eq!(t.find(hash(i as u64), |j| j == i), None, "{i} before it is added");
