@@ -74,7 +74,7 @@ struct Input {
 fn input(ty: &str) -> Input {
     let mut g = Gen(0x9E37_79B9_7F4A_7C15);
     let nulls = ty.ends_with("_nulls");
-    let valid: Vec<bool> = (0..ROWS).map(|_| !nulls || g.next() % 10 != 0).collect();
+    let valid: Vec<bool> = (0..ROWS).map(|_| !nulls || !g.next().is_multiple_of(10)).collect();
     let nb = || nulls.then(|| NullBuffer::from(valid.clone()));
     let ints: Vec<i64> = (0..ROWS).map(|_| (g.next() >> 33) as i64).collect();
     let (schema, array): (&'static str, ArrayRef) = match ty {

@@ -122,7 +122,7 @@ fn slots(r: u64) -> [u64; 14] {
 }
 
 fn nulls(r: u64) -> u64 {
-    if r % 3 == 0 {
+    if r.is_multiple_of(3) {
         0
     } else {
         (r.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 20) & 0x3FFF

@@ -105,7 +105,7 @@ fn first_null_at_every_position() {
     for column in 0..8 {
         let (mut lazy, mut eager) = writers(SCHEMA, true);
         for first in 0..70 {
-            let null = move |r: usize, c: usize| c == column && r >= first && (r - first) % 5 == 0;
+            let null = move |r: usize, c: usize| c == column && r >= first && (r - first).is_multiple_of(5);
             let b = same_batch(&mut lazy, &mut eager, 70, &null);
             let nulls: usize = b.columns().iter().map(|c| c.null_count()).sum();
             if column <= 2 || column == 4 || column == 7 {
@@ -122,7 +122,7 @@ fn nulls_after_recycling() {
     let (mut lazy, mut eager) = writers(SCHEMA, true);
     drop(same_batch(&mut lazy, &mut eager, 250, &|r, _| r % 2 == 0));
     for first in [0, 1, 7, 8, 63, 64, 65, 199, 249] {
-        let null = move |r: usize, c: usize| r >= first && (r + c) % 3 == 0;
+        let null = move |r: usize, c: usize| r >= first && (r + c).is_multiple_of(3);
         drop(same_batch(&mut lazy, &mut eager, 250, &null));
         drop(same_batch(&mut lazy, &mut eager, 250, &|_, _| false));
     }
@@ -274,7 +274,7 @@ fn c_appends_in_place_and_growing() {
     )
     .unwrap();
     for (batch, first) in [200usize, 0, 37, 1000, 5].into_iter().enumerate() {
-        let null = |r: usize, c: usize| r >= first && (r + c) % 4 == 0;
+        let null = |r: usize, c: usize| r >= first && (r + c).is_multiple_of(4);
         for r in 0..150usize {
             let v = (r * 31 + batch) as i64;
             // SAFETY: `w` is a live writer used by this test alone.

@@ -380,7 +380,7 @@ fn exported_bitmaps_follow_the_data_offset() {
             for pattern in 0..3u32 {
                 let valid = |i: usize| match pattern {
                     0 => true,
-                    1 => (i * 7 + data_offset) % 3 != 0,
+                    1 => !(i * 7 + data_offset).is_multiple_of(3),
                     _ => i % 2 == 1,
                 };
                 let values: Vec<i32> = (0..data_offset + len).map(|i| i as i32 * 11 - 5).collect();

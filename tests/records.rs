@@ -98,7 +98,7 @@ fn min_be(v: i128) -> Vec<u8> {
 fn value(dt: &DataType, i: usize, rng: &mut Rng) -> Vec<u8> {
     if let Some(p) = precision(dt) {
         let lim = 10i128.pow(p.min(18) as u32);
-        let v = (rng.next() as i128 % lim) * if i % 2 == 0 { 1 } else { -1 };
+        let v = (rng.next() as i128 % lim) * if i.is_multiple_of(2) { 1 } else { -1 };
         let w = width(dt);
         let mut le = vec![if v < 0 { 0xFF } else { 0 }; w];
         let n = w.min(16);

@@ -116,7 +116,7 @@ const SPARK: &str = "b: bool, i8: int8, i16: int16, i32: int32, i64: int64, f32:
 fn spark_row(i: usize) -> Vec<V> {
     let k = i as i64;
     let vals = vec![
-        V::B(i % 2 == 0),
+        V::B(i.is_multiple_of(2)),
         V::I8(-(i as i8)),
         V::I16(300 - k as i16 * 7),
         V::I32(-70_000 + k as i32 * 1001),
@@ -130,7 +130,7 @@ fn spark_row(i: usize) -> Vec<V> {
         V::Dec((k as i128 - 20) * 123_456_789, false),
         V::Dec((k as i128 - 25) * 12_345_678_901_234_567_890_123, true),
     ];
-    vals.into_iter().enumerate().map(|(c, v)| if (i + c) % 5 == 0 { V::Null } else { v }).collect()
+    vals.into_iter().enumerate().map(|(c, v)| if (i + c).is_multiple_of(5) { V::Null } else { v }).collect()
 }
 
 #[test]

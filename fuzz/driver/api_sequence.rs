@@ -434,7 +434,7 @@ impl Input<'_> {
     }
     fn bytes(&mut self) -> Vec<u8> {
         let len = (self.u8() % 6) as usize;
-        let utf8 = self.u8() % 4 != 0;
+        let utf8 = !self.u8().is_multiple_of(4);
         (0..len).map(|_| if utf8 { b'a' + self.u8() % 26 } else { self.u8() }).collect()
     }
 }
@@ -654,7 +654,7 @@ unsafe fn gen_value(w: *mut QuiverWriter, s: &Schema, node: usize, inp: &mut Inp
     // SAFETY: `w` is a live writer, per this function's contract.
     unsafe {
         let ok = |rc: c_int, what: &str| assert_eq!(rc, 0, "gen {what} into node {node}: {}", last(w));
-        if n.nullable && inp.u8() % 4 == 0 {
+        if n.nullable && inp.u8().is_multiple_of(4) {
             ok(quiver_append_null(w, node32), "null");
             return V::Null;
         }

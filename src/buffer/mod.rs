@@ -236,7 +236,7 @@ impl Slot {
     /// one count.
     pub fn copy_bits(&mut self, at: usize, src: &[u8], src_offset: usize, len: usize) -> usize {
         self.ensure_bits(at + len);
-        if at % 8 == 0 && src_offset % 8 == 0 {
+        if at.is_multiple_of(8) && src_offset.is_multiple_of(8) {
             let (d, s, whole, rest) = (at / 8, src_offset / 8, len / 8, len % 8);
             let dst = self.buf.as_slice_mut();
             dst[d..d + whole].copy_from_slice(&src[s..s + whole]);

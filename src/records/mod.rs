@@ -202,7 +202,7 @@ impl RecordLayout {
     ) -> Result<usize, RecordsError> {
         const CALL: &str = "write_records";
         self.check_safe(CALL)?;
-        if stride == 0 || bytes.len() % stride != 0 {
+        if stride == 0 || !bytes.len().is_multiple_of(stride) {
             return Err(RecordsError {
                 written: 0,
                 error: QuiverError::invalid(format!(

@@ -28,7 +28,7 @@ pub fn all_types_schema() -> SchemaRef {
 
 /// Whether column `c` of row `i` is null when nulls are on.
 pub fn is_null(i: usize, c: usize) -> bool {
-    (i * 7 + c * 3) % 5 == 0
+    (i * 7 + c * 3).is_multiple_of(5)
 }
 
 /// Writes row `i` (values depend on `seed`) of ALL_TYPES through the row
@@ -48,7 +48,7 @@ pub fn write_all_types_row(w: &mut ArrowWriter, i: usize, seed: u64, nulls: bool
         let name = w.schema().field(c).name().clone();
         let r = match name.as_str() {
             "id" => w.append_i64(col, i as i64),
-            "b" => w.append_bool(col, v % 3 == 0),
+            "b" => w.append_bool(col, v.is_multiple_of(3)),
             "i8" => w.append_i8(col, vi as i8),
             "i16" => w.append_i16(col, vi as i16),
             "i32" => w.append_i32(col, vi as i32),
@@ -111,7 +111,7 @@ pub fn write_all_types_row(w: &mut ArrowWriter, i: usize, seed: u64, nulls: bool
             "fsl" => (|| {
                 w.begin(col)?;
                 w.append_i16(col + 1, vi as i16)?;
-                if v % 4 == 0 {
+                if v.is_multiple_of(4) {
                     w.append_null(col + 1)?
                 } else {
                     w.append_i16(col + 1, 7)?
@@ -120,13 +120,13 @@ pub fn write_all_types_row(w: &mut ArrowWriter, i: usize, seed: u64, nulls: bool
             })(),
             "st" => (|| {
                 w.begin(col)?;
-                if v % 6 == 0 {
+                if v.is_multiple_of(6) {
                     w.append_null(col + 1)?
                 } else {
                     w.append_f64(col + 1, v as f64)?
                 }
                 w.append_str(col + 2, &format!("y{}", v % 100))?;
-                if v % 5 == 0 {
+                if v.is_multiple_of(5) {
                     w.append_null(col + 3)?;
                 } else {
                     w.begin(col + 3)?;
