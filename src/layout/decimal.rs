@@ -4,6 +4,8 @@
 use arrow_buffer::i256;
 
 use crate::buffer::bits::Bits;
+#[cfg(target_arch = "x86_64")]
+use crate::layout::decimal_wide::checked_into_128_avx512;
 
 /// The parameters of a decimal layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,22 +132,79 @@ fn all_fit_128_in(values: &[u8], (a, b, c, d): Bounds) -> bool {
 
 /// Appends the decimal128s of `src` (16 little-endian bytes each) to `buf`,
 /// zeros under the nulls of `bits`, and returns [`all_fit_128_in`] of the
-/// values as appended (a null's zero fits). On CPUs with AVX2 the copy, the
-/// masking and the test are one pass over the source; elsewhere the copy
-/// (and masking) and the test are two.
+/// values as appended (a null's zero fits). On CPUs with AVX-512 or AVX2
+/// the copy, the masking and the test are one pass over the source
+/// (src/layout/decimal_wide.rs, `checked_into_128_avx2`); elsewhere the
+/// copy (and masking) and the test are two.
 pub(crate) fn append_checked_128(
     buf: &mut arrow_buffer::MutableBuffer,
     src: &[u8],
     bits: Option<Bits>,
     precision: u8,
 ) -> bool {
+    append_checked_128_on(buf, src, bits, precision, Kernel::best())
+}
+
+/// The ways [`append_checked_128`] copies and tests, by the CPU's vector
+/// units (each one the others' answer and bytes, tested).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Kernel {
+    Plain,
+    Avx2,
+    Avx512,
+}
+
+impl Kernel {
+    /// The fastest kernel this CPU runs.
+    pub(crate) fn best() -> Kernel {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                return Kernel::Avx512;
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                return Kernel::Avx2;
+            }
+        }
+        Kernel::Plain
+    }
+
+    /// Every kernel this CPU runs.
+    #[cfg(test)]
+    pub(crate) fn available() -> Vec<Kernel> {
+        let best = Kernel::best();
+        [Kernel::Plain, Kernel::Avx2, Kernel::Avx512].into_iter().filter(|&k| k <= best).collect()
+    }
+}
+
+/// [`append_checked_128`] with `kernel`, which the CPU must run (see [`Kernel::best`]).
+fn append_checked_128_on(
+    buf: &mut arrow_buffer::MutableBuffer,
+    src: &[u8],
+    bits: Option<Bits>,
+    precision: u8,
+    kernel: Kernel,
+) -> bool {
     let bounds = bounds_128(precision);
     let n = src.len() / 16 * 16;
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
+    if kernel == Kernel::Avx512 {
         let old = buf.len();
         buf.reserve(n);
-        // SAFETY: the CPU has AVX2 (checked just above); `reserve` made the
+        // SAFETY: the CPU has AVX-512F (`Kernel::best` found it); `reserve`
+        // made the `n` bytes after `old` writable, and the kernel writes
+        // each of them before `set_len` makes them part of the buffer.
+        unsafe {
+            let fit = checked_into_128_avx512(buf.as_mut_ptr().add(old), &src[..n], bits, bounds);
+            buf.set_len(old + n);
+            return fit;
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    if kernel == Kernel::Avx2 {
+        let old = buf.len();
+        buf.reserve(n);
+        // SAFETY: the CPU has AVX2 (`Kernel::best` found it); `reserve` made the
         // `n` bytes after `old` writable, and `checked_into_128_avx2` writes
         // each of them before `set_len` makes them part of the buffer.
         unsafe {
@@ -310,7 +369,7 @@ mod tests {
     #[test]
     fn append_checked_128_copies_and_tests() {
         for p in [1, 4, 9, 17, 18, 19, 20, 30, 37, 38] {
-            for rows in [0, 1, 2, 3, 63, 64, 65, 66, 130, 200] {
+            for rows in [0, 1, 2, 3, 4, 5, 7, 63, 64, 65, 66, 67, 68, 129, 130, 200] {
                 for bit_offset in [0, 3, 8, 13, 64] {
                     for (name, validity) in patterns(bit_offset + rows) {
                         for mix in [0, 1] {
@@ -323,28 +382,34 @@ mod tests {
                             let bits = Bits { bytes: &validity, offset: bit_offset };
                             let prefix = [7u8; 16];
                             let want = reference(&prefix, 16, &src, bits);
-                            let mut buf = arrow_buffer::MutableBuffer::new(0);
-                            buf.extend_from_slice(&prefix);
-                            let fit = append_checked_128(&mut buf, &src, Some(bits), p as u8);
-                            let case = format!("p {p}, {rows} rows at bit {bit_offset}, {name}, mix {mix}");
-                            assert_eq!(buf.as_slice(), &want[..], "{case}");
-                            let exact = (0..rows).all(|i| !bits.get(i) || fits(i256::from_i128(vals[i]), p as u8));
-                            assert!(!fit || exact, "{case}: a value over the precision passed");
-                            if p <= 18 {
-                                assert_eq!(fit, exact, "{case}");
-                            }
-                            let mut plain = arrow_buffer::MutableBuffer::new(0);
-                            plain.extend_from_slice(&prefix);
-                            let plain_fit = append_checked_128_plain(&mut plain, &src, Some(bits), bounds_128(p as u8));
-                            assert_eq!((plain.as_slice(), plain_fit), (&want[..], fit), "{case}: plain code");
-                            // Without validity: every value counts.
-                            let mut buf = arrow_buffer::MutableBuffer::new(0);
-                            let fit = append_checked_128(&mut buf, &src, None, p as u8);
-                            assert_eq!(buf.as_slice(), &src[..], "{case}: no validity");
-                            let exact = vals.iter().all(|&v| fits(i256::from_i128(v), p as u8));
-                            assert!(!fit || exact, "{case}: no validity: a value over the precision passed");
-                            if p <= 18 {
-                                assert_eq!(fit, exact, "{case}: no validity");
+                            for kernel in Kernel::available() {
+                                let mut buf = arrow_buffer::MutableBuffer::new(0);
+                                buf.extend_from_slice(&prefix);
+                                let fit = append_checked_128_on(&mut buf, &src, Some(bits), p as u8, kernel);
+                                let case =
+                                    format!("p {p}, {rows} rows at bit {bit_offset}, {name}, mix {mix}, {kernel:?}");
+                                assert_eq!(buf.as_slice(), &want[..], "{case}");
+                                let exact = (0..rows).all(|i| !bits.get(i) || fits(i256::from_i128(vals[i]), p as u8));
+                                assert!(!fit || exact, "{case}: a value over the precision passed");
+                                if p <= 18 {
+                                    assert_eq!(fit, exact, "{case}");
+                                }
+                                let mut plain = arrow_buffer::MutableBuffer::new(0);
+                                plain.extend_from_slice(&prefix);
+                                let plain_fit =
+                                    append_checked_128_plain(&mut plain, &src, Some(bits), bounds_128(p as u8));
+                                assert_eq!((plain.as_slice(), plain_fit), (&want[..], fit), "{case}: plain code");
+                                // Without validity: every value counts.
+                                let mut buf = arrow_buffer::MutableBuffer::new(0);
+                                let fit = append_checked_128_on(&mut buf, &src, None, p as u8, kernel);
+                                assert_eq!(buf.as_slice(), &src[..], "{case}: no validity");
+                                let exact = vals.iter().all(|&v| fits(i256::from_i128(v), p as u8));
+                                assert!(!fit || exact, "{case}: no validity: a value over the precision passed");
+                                if p <= 18 {
+                                    assert_eq!(fit, exact, "{case}: no validity");
+                                }
+                                let plain_fit = all_fit_128_in(&src, bounds_128(p as u8));
+                                assert_eq!(fit, plain_fit, "{case}: no validity: plain code");
                             }
                         }
                     }
@@ -366,12 +431,15 @@ mod tests {
                         let mut vals = vec![0i128; rows];
                         vals[at] = e;
                         let src: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()).collect();
-                        let mut buf = arrow_buffer::MutableBuffer::new(0);
-                        let fit = append_checked_128(&mut buf, &src, None, p as u8);
-                        let exact = fits(i256::from_i128(e), p as u8);
-                        assert!(!fit || exact, "p {p}: {e} at {at} of {rows} passed");
-                        if p <= 18 || (e >> 64) > (-max >> 64) + 1 && (e >> 64) < (max >> 64) - 1 {
-                            assert_eq!(fit, exact, "p {p}: {e} at {at} of {rows}");
+                        for kernel in Kernel::available() {
+                            let mut buf = arrow_buffer::MutableBuffer::new(0);
+                            let fit = append_checked_128_on(&mut buf, &src, None, p as u8, kernel);
+                            assert_eq!(buf.as_slice(), &src[..], "p {p}: {e} at {at} of {rows}, {kernel:?}");
+                            let exact = fits(i256::from_i128(e), p as u8);
+                            assert!(!fit || exact, "p {p}: {e} at {at} of {rows} passed, {kernel:?}");
+                            if p <= 18 || (e >> 64) > (-max >> 64) + 1 && (e >> 64) < (max >> 64) - 1 {
+                                assert_eq!(fit, exact, "p {p}: {e} at {at} of {rows}, {kernel:?}");
+                            }
                         }
                     }
                 }

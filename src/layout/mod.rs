@@ -12,6 +12,7 @@ use crate::buffer::offsets::{last_offset, push_offset, read_int};
 use crate::buffer::{Counters, Fill, Slot, Start};
 
 pub(crate) mod decimal;
+mod decimal_wide;
 pub(crate) mod encoded;
 pub(crate) mod fixed;
 pub(crate) mod list;
