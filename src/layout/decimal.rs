@@ -5,7 +5,7 @@ use arrow_buffer::i256;
 
 use crate::buffer::bits::Bits;
 #[cfg(target_arch = "x86_64")]
-use crate::layout::decimal_wide::checked_into_128_avx512;
+use crate::layout::avx512::checked_into_128_avx512;
 
 /// The parameters of a decimal layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,7 +134,7 @@ fn all_fit_128_in(values: &[u8], (a, b, c, d): Bounds) -> bool {
 /// zeros under the nulls of `bits`, and returns [`all_fit_128_in`] of the
 /// values as appended (a null's zero fits). On CPUs with AVX-512 or AVX2
 /// the copy, the masking and the test are one pass over the source
-/// (src/layout/decimal_wide.rs, `checked_into_128_avx2`); elsewhere the
+/// (src/layout/avx512.rs, `checked_into_128_avx2`); elsewhere the
 /// copy (and masking) and the test are two.
 pub(crate) fn append_checked_128(
     buf: &mut arrow_buffer::MutableBuffer,

@@ -7,6 +7,8 @@ use arrow_buffer::bit_chunk_iterator::BitChunks;
 use crate::buffer::bits::{for_each_zero, Bits};
 use crate::buffer::masks::{MASK16, MASK32, MASK64, MASK8};
 use crate::buffer::Slot;
+#[cfg(target_arch = "x86_64")]
+use crate::layout::avx512::masked_into_avx512;
 
 /// Pushes one zero value of `width` bytes.
 #[inline(always)]
@@ -62,7 +64,9 @@ pub(crate) fn copy_values(values: &mut Slot, at: usize, width: usize, src: &[u8]
 /// is, an all-null one as zeros, the others 8 rows at a time with the masks
 /// looked up by validity byte. `width` is 1, 2, 4, 8, 16 or 32. The same
 /// code is compiled for AVX2 too and chosen at run time where the CPU has it
-/// (the build targets plain x86_64, whose vectors are 16 bytes).
+/// (the build targets plain x86_64, whose vectors are 16 bytes); widths of
+/// 4 and 8 bytes take src/layout/avx512.rs's kernel where the CPU has
+/// AVX-512F.
 pub(crate) fn masked_append(buf: &mut arrow_buffer::MutableBuffer, width: usize, src: &[u8], bits: Bits) {
     assert!(matches!(width, 1 | 2 | 4 | 8 | 16 | 32), "masked_append takes widths of 1 to 32 bytes");
     let n = src.len() / width * width;
@@ -74,7 +78,9 @@ pub(crate) fn masked_append(buf: &mut arrow_buffer::MutableBuffer, width: usize,
     unsafe {
         let dst = buf.as_mut_ptr().add(old);
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
+        if matches!(width, 4 | 8) && std::arch::is_x86_feature_detected!("avx512f") {
+            masked_into_avx512(dst, width, &src[..n], bits);
+        } else if std::arch::is_x86_feature_detected!("avx2") {
             masked_into_avx2(dst, width, &src[..n], bits);
         } else {
             masked_into(dst, width, &src[..n], bits);
@@ -186,7 +192,8 @@ pub(crate) mod tests {
     /// Every width, row count (around the 8- and 64-row blocks), bit offset
     /// of the validity (not only multiples of 8), misaligned source, rows
     /// already in the buffer, and null pattern: the bytes are the copy with
-    /// zeros under each null, through the dispatched and the plain code.
+    /// zeros under each null, through the dispatched code (AVX-512 for 4
+    /// and 8 bytes where the CPU has it, else AVX2) and the plain code.
     #[test]
     fn masked_append_is_copy_then_zero() {
         let mut r = gen(3);

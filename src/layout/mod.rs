@@ -11,8 +11,8 @@ use arrow_buffer::Buffer;
 use crate::buffer::offsets::{last_offset, push_offset, read_int};
 use crate::buffer::{Counters, Fill, Slot, Start};
 
+mod avx512;
 pub(crate) mod decimal;
-mod decimal_wide;
 pub(crate) mod encoded;
 pub(crate) mod fixed;
 pub(crate) mod list;

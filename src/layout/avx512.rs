@@ -1,10 +1,17 @@
-//! The column path's copy and precision test of decimal128s on CPUs with
-//! AVX-512: four values to a 64-byte vector, loaded with their validity
-//! bits as the lane mask (each bit twice, for a value's two halves), so
-//! that a null's lanes are zero as loaded and no mask is built in the
-//! vector unit; the last vector's missing rows are left out by the same
-//! mask, loaded, stored and tested. The test is that of
-//! `decimal::all_fit_128_in`, on the same bounds.
+//! The column path's kernels for CPUs with AVX-512F, where a vector's
+//! lanes are loaded under a mask: the validity bits themselves, so that a
+//! null's lanes are zero as loaded and no mask is built per value.
+//!
+//! - [`masked_into_avx512`]: values of 4 or 8 bytes, zeros under nulls,
+//!   16 or 8 rows to a 64-byte vector.
+//! - [`checked_into_128_avx512`]: decimal128s, zeros under nulls, and the
+//!   precision test of `decimal::all_fit_128_in` on the same bounds; four
+//!   values to a vector, each validity bit twice (a value's two halves).
+//!
+//! A last vector's missing rows are left out by the same mask, loaded,
+//! stored and tested.
+
+use arrow_buffer::bit_chunk_iterator::BitChunks;
 
 use crate::buffer::bits::Bits;
 
@@ -44,7 +51,6 @@ pub(crate) unsafe fn checked_into_128_avx512(
     bits: Option<Bits>,
     (a, b, c, d): (i64, i64, i64, i64),
 ) -> bool {
-    use arrow_buffer::bit_chunk_iterator::BitChunks;
     use std::arch::x86_64::*;
     let rows = src.len() / 16;
     let (s, out) = (src.as_ptr(), dst);
@@ -101,4 +107,53 @@ pub(crate) unsafe fn checked_into_128_avx512(
         }
     }
     _mm512_cmpgt_epi64_mask(most, upper) | _mm512_cmpgt_epi64_mask(lower, least) == 0
+}
+
+/// Writes `src` (whole values of `width` bytes, 4 or 8) to `dst`, zeros
+/// under the nulls of `bits`: each vector of 16 or 8 rows loaded with its
+/// validity bits as the lane mask.
+///
+/// # Safety
+///
+/// The CPU has AVX-512F; `dst` is valid for writes of `src.len()` bytes and
+/// overlaps no part of `src` or `bits`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+pub(crate) unsafe fn masked_into_avx512(dst: *mut u8, width: usize, src: &[u8], bits: Bits) {
+    use std::arch::x86_64::*;
+    let rows = src.len() / width;
+    let chunks = BitChunks::new(bits.bytes, bits.offset, rows);
+    let (s, out) = (src.as_ptr(), dst);
+    // Rows `r..r + L` are bytes `r * width..(r + L) * width` of `src` and
+    // of `dst`; the lanes `exist` leaves out (rows past the last) are
+    // neither loaded nor stored, and a masked load or store does not touch
+    // their memory.
+    macro_rules! lanes {
+        ($l:expr, $m:ty, $load:ident, $store:ident) => {{
+            const L: usize = $l;
+            for (w, word) in chunks.iter().enumerate() {
+                for k in 0..64 / L {
+                    let at = (w * 64 + k * L) * width;
+                    // SAFETY: the L rows from row w * 64 + k * L exist (a whole word's).
+                    let v = unsafe { $load((word >> (k * L)) as $m, s.add(at).cast()) };
+                    // SAFETY: as above, in `dst`.
+                    unsafe { _mm512_storeu_si512(out.add(at).cast(), v) };
+                }
+            }
+            let (base, word, left) = (chunks.chunk_len() * 64, chunks.remainder_bits(), chunks.remainder_len());
+            for k in 0..left.div_ceil(L) {
+                let exist = ((1u32 << (left - k * L).min(L)) - 1) as $m;
+                let at = (base + k * L) * width;
+                // SAFETY: the remainder's bits past its rows are zero, so
+                // every lane loaded is a row that exists (above).
+                let v = unsafe { $load((word >> (k * L)) as $m, s.add(at).cast()) };
+                // SAFETY: as above, in `dst`.
+                unsafe { $store(out.add(at).cast(), exist, v) };
+            }
+        }};
+    }
+    match width {
+        4 => lanes!(16, u16, _mm512_maskz_loadu_epi32, _mm512_mask_storeu_epi32),
+        _ => lanes!(8, u8, _mm512_maskz_loadu_epi64, _mm512_mask_storeu_epi64),
+    }
 }
