@@ -272,7 +272,7 @@ pub(crate) fn max_key(dt: &DataType) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::FlatTable;
+    use crate::layout::encoded::FlatTable;
 
     /// Hashes that share their high half, their low half (where a probe
     /// starts), both, or neither: every index is found by its own hash and
