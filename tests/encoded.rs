@@ -1,7 +1,8 @@
 //! Dictionary and run-end encoded columns, every key (run-end) width and the
 //! value types the writer looks up by their bytes (utf8, binary and their
 //! large forms, fixed-width types, fixed-size binary) and some it does not
-//! (decimal, boolean, a list): the row path and the column path give the
+//! (decimal, boolean, a list): the row path holds the rows' values (against
+//! the plain type's row path), and the row path and the column path give the
 //! same bytes for the same logical values, whatever the input's own
 //! encoding; the bytes do not depend on what memory held before (0xA5-filled
 //! or zeroed new memory) or on reuse; a refused value changes nothing; a
@@ -329,6 +330,87 @@ fn row_and_column_paths_give_the_same_bytes() {
                     batch_bytes(&mixed) == batch_bytes(&batch),
                     "{schema}, nulls {nulls}: rows then write_array of {what} differ from the row path"
                 );
+            }
+        }
+    }
+}
+
+/// Encoded column `col` as its values array and, for each row, the
+/// physical row of that array it stands for (a dictionary's key, a run's
+/// index), or None for a null key.
+fn physical_rows(col: &ArrayRef) -> (ArrayRef, Vec<Option<usize>>) {
+    use arrow_array::types::{Int16Type, Int32Type, Int64Type};
+    match col.data_type() {
+        DataType::Dictionary(..) => {
+            let d = col.as_any_dictionary();
+            let keys = d.normalized_keys();
+            (d.values().clone(), (0..col.len()).map(|i| d.keys().is_valid(i).then_some(keys[i])).collect())
+        }
+        DataType::RunEndEncoded(r, _) => {
+            macro_rules! runs {
+                ($t:ty) => {{
+                    let a = col.as_run::<$t>();
+                    (a.values().clone(), (0..col.len()).map(|i| Some(a.get_physical_index(i))).collect())
+                }};
+            }
+            match r.data_type() {
+                DataType::Int16 => runs!(Int16Type),
+                DataType::Int32 => runs!(Int32Type),
+                _ => runs!(Int64Type),
+            }
+        }
+        other => panic!("not an encoded type: {other}"),
+    }
+}
+
+/// The row path's encoded columns hold the rows' values: each row's key or
+/// run names a value equal to the row's value written through the plain
+/// type's row path (null where the row is null), for every key and
+/// run-end type, every value type, runs of 1 to 4 rows and of up to 60
+/// (past the first buffers' room), with and without nulls; no dictionary
+/// value is there twice, and no two neighbouring runs hold the same valid
+/// value.
+#[test]
+fn the_encoded_row_path_holds_the_rows_values() {
+    for (schema, value, ree) in cases() {
+        for nulls in [false, true] {
+            for (n, long) in [(500, false), (3000, true)] {
+                let mut rows = rows(n as u64, n, ree, nulls);
+                if long {
+                    // Longer runs: each row of `rows` repeated 1 to 15 times.
+                    rows = rows
+                        .iter()
+                        .enumerate()
+                        .flat_map(|(i, &r)| std::iter::repeat_n(r, 1 + i % 15))
+                        .take(n)
+                        .collect();
+                }
+                let case = format!("{schema}, nulls {nulls}, {n} rows");
+                let batch = row_batch(&schema, value, &rows);
+                validate(&batch);
+                let plain = row_batch(value, value, &rows);
+                let (col, want) = (batch.column(0), plain.column(0));
+                let (values, physical) = physical_rows(col);
+                for (i, r) in rows.iter().enumerate() {
+                    let got = physical[i].filter(|&p| values.is_valid(p));
+                    assert_eq!(got.is_none(), r.is_none(), "{case}: row {i} null");
+                    if let Some(p) = got {
+                        assert_eq!(values.slice(p, 1).to_data(), want.slice(i, 1).to_data(), "{case}: row {i}");
+                    }
+                }
+                if !ree {
+                    let entries: Vec<ArrayData> = (0..values.len()).map(|p| values.slice(p, 1).to_data()).collect();
+                    for p in 0..entries.len() {
+                        assert!(!entries[..p].contains(&entries[p]), "{case}: dictionary entry {p} is there twice");
+                    }
+                } else {
+                    for p in 1..values.len() {
+                        if values.is_valid(p) && values.is_valid(p - 1) {
+                            let (a, b) = (values.slice(p - 1, 1).to_data(), values.slice(p, 1).to_data());
+                            assert_ne!(a, b, "{case}: runs {} and {p} hold one value", p - 1);
+                        }
+                    }
+                }
             }
         }
     }
