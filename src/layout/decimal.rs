@@ -188,27 +188,19 @@ fn append_checked_128_on(
     let bounds = bounds_128(precision);
     let n = src.len() / 16 * 16;
     #[cfg(target_arch = "x86_64")]
-    if kernel == Kernel::Avx512 {
+    if kernel != Kernel::Plain {
         let old = buf.len();
         buf.reserve(n);
-        // SAFETY: the CPU has AVX-512F (`Kernel::best` found it); `reserve`
-        // made the `n` bytes after `old` writable, and the kernel writes
-        // each of them before `set_len` makes them part of the buffer.
+        // SAFETY: the CPU has the kernel's feature (`Kernel::best` found
+        // it); `reserve` made the `n` bytes after `old` writable, and the
+        // kernel writes each of them before `set_len` makes them part of
+        // the buffer.
         unsafe {
-            let fit = checked_into_128_avx512(buf.as_mut_ptr().add(old), &src[..n], bits, bounds);
-            buf.set_len(old + n);
-            return fit;
-        }
-    }
-    #[cfg(target_arch = "x86_64")]
-    if kernel == Kernel::Avx2 {
-        let old = buf.len();
-        buf.reserve(n);
-        // SAFETY: the CPU has AVX2 (`Kernel::best` found it); `reserve` made the
-        // `n` bytes after `old` writable, and `checked_into_128_avx2` writes
-        // each of them before `set_len` makes them part of the buffer.
-        unsafe {
-            let fit = checked_into_128_avx2(buf.as_mut_ptr().add(old), &src[..n], bits, bounds);
+            let dst = buf.as_mut_ptr().add(old);
+            let fit = match kernel {
+                Kernel::Avx512 => checked_into_128_avx512(dst, &src[..n], bits, bounds),
+                _ => checked_into_128_avx2(dst, &src[..n], bits, bounds),
+            };
             buf.set_len(old + n);
             return fit;
         }
