@@ -35,8 +35,9 @@ pub(crate) struct Encoding {
     pub table: FlatTable,
     /// The largest index the key or run-end type holds.
     pub max: usize,
-    /// Column path: input dictionary index -> this dictionary's index
-    /// (`usize::MAX`: not seen yet), kept for its capacity.
+    /// Column path scratch, kept for its capacity: a dictionary input's
+    /// index -> this dictionary's index (`usize::MAX`: not seen yet); a
+    /// run-end input's run ends being copied.
     pub remap: Vec<usize>,
     /// Lengths and null counts of the value subtree before the value being written.
     pub snapshot: Vec<(usize, usize)>,

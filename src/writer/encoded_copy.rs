@@ -209,6 +209,24 @@ impl ArrowWriter {
         stop: usize,
         max: usize,
     ) -> (usize, usize) {
+        // The ends are read into the encoding's scratch, kept for its capacity.
+        let mut row = std::mem::take(&mut self.encoding_mut(node).remap);
+        let r = self.copy_fixed_runs_into(node, v, values, ends, (run, at, stop, max), &mut row);
+        self.encoding_mut(node).remap = row;
+        r
+    }
+
+    /// `copy_fixed_runs` with `row` to read the run ends into (`(run, at,
+    /// stop, max)`: its arguments of the same names).
+    fn copy_fixed_runs_into(
+        &mut self,
+        node: usize,
+        v: usize,
+        values: &ArrayData,
+        ends: &ArrayData,
+        (run, at, stop, max): (usize, usize, usize, usize),
+        row: &mut Vec<usize>,
+    ) -> (usize, usize) {
         let Layout::Fixed { width, decimal: None, .. } = self.nodes[v].layout else { return (0, at) };
         if width == 0 {
             return (0, at);
@@ -217,20 +235,12 @@ impl ArrowWriter {
         let first = values.offset() + run;
         let held = input.len() / width;
         let runs_left = ends.len().min(values.len()).saturating_sub(run);
-        let mut k = runs_left.min(held.saturating_sub(first)).min(RUNS_AT_ONCE);
+        let k = runs_left.min(held.saturating_sub(first)).min(RUNS_AT_ONCE);
         // Whole runs only, their ends increasing, the node within `max`.
-        let mut row = [0usize; RUNS_AT_ONCE];
         let end_width = ends.data_type().primitive_width().expect("run ends are integers");
-        read_ends(ends.buffers()[0].as_slice(), end_width, ends.offset() + run, &mut row[..k]);
+        read_ends(ends.buffers()[0].as_slice(), end_width, ends.offset() + run, k, row);
         let (base, limit) = (self.nodes[node].len, stop.min(at + (max - self.nodes[node].len.min(max))));
-        let mut end = at;
-        for (r, &e) in row[..k].iter().enumerate() {
-            if e <= end || e > limit {
-                k = r;
-                break;
-            }
-            end = e;
-        }
+        let mut k = increasing_prefix(row, at, limit);
         if let Some(n) = values.nulls() {
             if k > 0 && n.inner().slice(run, k).count_set_bits() != k {
                 return (0, at);
@@ -323,26 +333,46 @@ fn flat_input<'a>(layout: &Layout, values: &'a ArrayData, i: usize) -> Option<&'
     }
 }
 
-/// Run ends `first..first + out.len()` of `bytes` (`width`-byte signed
-/// integers) as rows, into `out`; a negative end reads as a row past any
-/// array, and ends the buffer does not hold as 0.
-fn read_ends(bytes: &[u8], width: usize, first: usize, out: &mut [usize]) {
+/// Run ends `first..first + count` of `bytes` (`width`-byte signed
+/// integers) as rows, replacing what `out` held: as many as the buffer
+/// holds; a negative end reads as a row past any array.
+fn read_ends(bytes: &[u8], width: usize, first: usize, count: usize, out: &mut Vec<usize>) {
     let part = bytes.get(first * width..).unwrap_or_default();
-    // Only the ends the input lacks are zeroed; the others are written below.
-    let n = out.len().min(part.len() / width);
-    let (out, rest) = out.split_at_mut(n);
-    rest.fill(0);
+    let part = &part[..count.min(part.len() / width) * width];
+    out.clear();
     match width {
-        2 => out.iter_mut().zip(part.chunks_exact(2)).for_each(|(o, c)| *o = i16::from_le_bytes([c[0], c[1]]) as usize),
-        4 => out
-            .iter_mut()
-            .zip(part.chunks_exact(4))
-            .for_each(|(o, c)| *o = i32::from_le_bytes(c.try_into().expect("4 bytes")) as usize),
-        _ => out
-            .iter_mut()
-            .zip(part.chunks_exact(8))
-            .for_each(|(o, c)| *o = i64::from_le_bytes(c.try_into().expect("8 bytes")) as usize),
+        2 => out.extend(part.chunks_exact(2).map(|c| i16::from_le_bytes([c[0], c[1]]) as usize)),
+        4 => out.extend(part.chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().expect("4 bytes")) as usize)),
+        _ => out.extend(part.chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes")) as usize)),
     }
+}
+
+/// How many of `ends` (rows, in order) increase from `at` on and stay at
+/// or below `limit`: the runs from `at` that may be taken whole.
+fn increasing_prefix(ends: &[usize], at: usize, limit: usize) -> usize {
+    // Eight ends tested at a time without a branch each; the block with a
+    // failing end is then searched one by one.
+    let mut end = at;
+    let mut i = 0;
+    while i + 8 <= ends.len() {
+        let b: &[usize; 8] = ends[i..i + 8].try_into().expect("8 ends");
+        let mut bad = (b[0] <= end) | (b[0] > limit);
+        for j in 1..8 {
+            bad |= (b[j] <= b[j - 1]) | (b[j] > limit);
+        }
+        if bad {
+            break;
+        }
+        end = b[7];
+        i += 8;
+    }
+    for (r, &e) in ends[i..].iter().enumerate() {
+        if e <= end || e > limit {
+            return i + r;
+        }
+        end = e;
+    }
+    ends.len()
 }
 
 /// Appends `ends` (at most `RUNS_AT_ONCE`) to run ends `run_ends` of
@@ -369,5 +399,53 @@ fn push_ends(run_ends: &mut crate::buffer::Slot, width: usize, ends: impl ExactS
             }
         }
         buf.set_len(old + n * width);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::writer::encoded_copy::increasing_prefix;
+
+    /// `increasing_prefix` one end at a time, as the definition reads.
+    fn one_by_one(ends: &[usize], at: usize, limit: usize) -> usize {
+        let mut end = at;
+        ends.iter()
+            .position(|&e| {
+                let bad = e <= end || e > limit;
+                end = e;
+                bad
+            })
+            .unwrap_or(ends.len())
+    }
+
+    #[test]
+    fn increasing_prefix_matches_end_by_end() {
+        for n in 0..=40usize {
+            let ends: Vec<usize> = (1..=n).map(|i| 10 + 3 * i).collect();
+            for limit in [usize::MAX, 10 + 3 * n, 10 + 3 * (n / 2), 9] {
+                assert_eq!(
+                    increasing_prefix(&ends, 10, limit),
+                    one_by_one(&ends, 10, limit),
+                    "{n} ends, limit {limit}"
+                );
+            }
+            // Each end in turn not above the one before it (equal, lower, a
+            // negative end read as a huge row), or not above `at`.
+            for bad in 0..n {
+                for value in [ends[bad] - 3, ends[bad] - 4, 10, 0, usize::MAX] {
+                    let mut e = ends.clone();
+                    e[bad] = value;
+                    for limit in [usize::MAX, 10 + 3 * n] {
+                        let want = one_by_one(&e, 10, limit);
+                        assert!(want <= bad || value == usize::MAX && limit == usize::MAX);
+                        assert_eq!(
+                            increasing_prefix(&e, 10, limit),
+                            want,
+                            "{n} ends, end {bad} = {value}, limit {limit}"
+                        );
+                    }
+                }
+            }
+        }
     }
 }
