@@ -118,6 +118,14 @@ pub(super) fn push_keys<K: DictKey, O: OutKey + arrow_buffer::ArrowNativeType>(
     let table = &remap[..=top];
     let mut staged = [O::of(0); 64];
     let mut done = 0;
+    // Rows `as_is..done` go out as the input's bytes, in one copy when a
+    // block that cannot (or the end) comes.
+    let mut as_is = 0;
+    let flush = |out: &mut arrow_buffer::MutableBuffer, from: usize, to: usize| {
+        if to > from {
+            out.extend_from_slice(&input[from * K::WIDTH..to * K::WIDTH]);
+        }
+    };
     for block in K::split(input).chunks(64) {
         let n = block.len();
         // Right after a stop (`first` > 0), more new values are likely near:
@@ -127,6 +135,7 @@ pub(super) fn push_keys<K: DictKey, O: OutKey + arrow_buffer::ArrowNativeType>(
                 Some((pushed, stop)) => return (pushed, stop),
                 None => {
                     done = n;
+                    as_is = n;
                     continue;
                 }
             }
@@ -136,11 +145,12 @@ pub(super) fn push_keys<K: DictKey, O: OutKey + arrow_buffer::ArrowNativeType>(
         // keys are the input's bytes (the node's key type is the input's).
         if let (None, Some(m)) = (valid, ident) {
             if K::WIDTH == std::mem::size_of::<O>() && K::all_below(block, m) {
-                out.extend_from_slice(&input[done * K::WIDTH..(done + n) * K::WIDTH]);
                 done += n;
                 continue;
             }
         }
+        flush(out, as_is, done);
+        as_is = done + n;
         let seen = match ident {
             Some(m) => map_block::<K, O>(block, &mut staged, valid, |k| if k < m { k } else { NEW }),
             None => map_block::<K, O>(block, &mut staged, valid, |k| table[k.min(top)]),
@@ -153,6 +163,7 @@ pub(super) fn push_keys<K: DictKey, O: OutKey + arrow_buffer::ArrowNativeType>(
         out.extend_from_slice(&staged[..n]);
         done += n;
     }
+    flush(out, as_is, done);
     (done, Stop::End)
 }
 
