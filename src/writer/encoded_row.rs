@@ -16,7 +16,7 @@ use crate::buffer::bits::set_valid;
 use crate::buffer::push::push_value;
 use crate::error::Result;
 use crate::layout::encoded::{flat_hash, push_index, same_value, set_last_run_end};
-use crate::layout::{flat_value, var, Layout};
+use crate::layout::{flat_value, var, Encoding, Layout};
 use crate::node::{Input, Node, NO_OPEN};
 
 use super::ArrowWriter;
@@ -217,18 +217,7 @@ impl ArrowWriter {
         let top = n.up == NO_OPEN;
         match &mut n.layout {
             Layout::Dictionary { keys, width, encoding: Some(enc) } => {
-                let hash = flat_hash(Some(value.bytes()));
-                let index = match enc.table.find(hash, |i| value.stored(vn, i)) {
-                    Some(index) => index,
-                    None => {
-                        let index = vn.len;
-                        if index > enc.max || !value.push(vn) {
-                            return false;
-                        }
-                        enc.table.push(hash);
-                        index
-                    }
-                };
+                let Some(index) = dictionary_index(enc, vn, value) else { return false };
                 push_index(keys, *width, index);
                 if let Some(v) = &mut n.validity {
                     set_valid(v, n.len);
@@ -255,6 +244,37 @@ impl ArrowWriter {
         }
         true
     }
+}
+
+impl ArrowWriter {
+    /// The column path's interning of a flat value (its stored bytes) into
+    /// dictionary `node` (value node `dst`), as the row path's direct entry
+    /// does it: its index, found or written as a new entry, no key pushed;
+    /// `None`, having changed nothing, when it is refused (a full key type,
+    /// or the value node refuses it), which the full path then reports.
+    pub(super) fn intern_flat(&mut self, node: usize, dst: usize, bytes: &[u8]) -> Option<usize> {
+        let (public, hidden) = self.nodes.split_at_mut(dst);
+        let Layout::Dictionary { encoding: Some(enc), .. } = &mut public[node].layout else { return None };
+        dictionary_index(enc, &mut hidden[0], &AnyFlat { bytes, check_utf8: false })
+    }
+}
+
+/// The index of `value` in the dictionary whose table is `enc`'s and
+/// whose value node is `vn`: found by its hash and bytes, or pushed into
+/// `vn` and added to the table; `None`, having changed nothing, when the
+/// key type is full or `vn` refuses the value.
+#[inline(always)]
+fn dictionary_index(enc: &mut Encoding, vn: &mut Node, value: &impl Flat) -> Option<usize> {
+    let hash = flat_hash(Some(value.bytes()));
+    if let Some(index) = enc.table.find(hash, |i| value.stored(vn, i)) {
+        return Some(index);
+    }
+    let index = vn.len;
+    if index > enc.max || !value.push(vn) {
+        return None;
+    }
+    enc.table.push(hash);
+    Some(index)
 }
 
 /// The value just pushed into value node `vn` is valid: its bit, and its length.

@@ -26,6 +26,7 @@ mod nested;
 mod position;
 mod row;
 mod row_bytes;
+mod run_ends;
 mod slots;
 
 /// Options of a writer; start from `WriterOptions::default()`.
