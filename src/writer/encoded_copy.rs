@@ -94,26 +94,27 @@ impl ArrowWriter {
                         true => None,
                     };
                     // A flat value is looked up by its bytes and written only when
-                    // new: directly, or (refused) through the full path, which
-                    // gives the error.
-                    if let Some(index) = value.and_then(|value| self.intern_flat(node, v, value)) {
-                        self.push_key(node, index);
-                        remap[key] = index;
-                        ident = ident.filter(|&m| key == m && index == m).map(|m| m + 1);
-                        i += 1;
-                        continue;
-                    }
-                    match value {
-                        Some(value) => {
-                            self.append_flat(node, v, value, |w| match push_flat(&mut w.nodes[v], value, false) {
-                                true => Ok(()),
-                                false => w.copy_data(v, values, key, 1),
-                            })
+                    // new: directly, or (refused there) through the full path,
+                    // which pushes the key or gives the error.
+                    let index = match value.and_then(|value| self.intern_flat(node, v, value)) {
+                        Some(index) => {
+                            self.push_key(node, index);
+                            index
                         }
-                        None => self.append_encoded(node, |w| w.copy_data(v, values, key, 1)),
-                    }
-                    .inspect_err(|_| self.refused_at = self.refused_at.map(|_| start + i))?;
-                    let index = self.last_key(node);
+                        None => {
+                            match value {
+                                Some(value) => self.append_flat(node, v, value, |w| {
+                                    match push_flat(&mut w.nodes[v], value, false) {
+                                        true => Ok(()),
+                                        false => w.copy_data(v, values, key, 1),
+                                    }
+                                }),
+                                None => self.append_encoded(node, |w| w.copy_data(v, values, key, 1)),
+                            }
+                            .inspect_err(|_| self.refused_at = self.refused_at.map(|_| start + i))?;
+                            self.last_key(node)
+                        }
+                    };
                     remap[key] = index;
                     // Still the identity while the values come in their input order.
                     ident = ident.filter(|&m| key == m && index == m).map(|m| m + 1);

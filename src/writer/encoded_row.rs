@@ -244,9 +244,7 @@ impl ArrowWriter {
         }
         true
     }
-}
 
-impl ArrowWriter {
     /// The column path's interning of a flat value (its stored bytes) into
     /// dictionary `node` (value node `dst`), as the row path's direct entry
     /// does it: its index, found or written as a new entry, no key pushed;
