@@ -1,11 +1,15 @@
 //! Finishing a batch: every node's buffers frozen (zero copy) into arrow
 //! array data and one record batch (docs/design.md §2 rule 1).
 
-use arrow_array::{make_array, ArrayRef, RecordBatch};
+use std::sync::Arc;
+
+use arrow_array::{downcast_primitive, make_array, ArrayRef, PrimitiveArray, RecordBatch};
+use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, ScalarBuffer};
 use arrow_data::{ArrayData, ArrayDataBuilder};
 use arrow_schema::DataType;
 
 use crate::error::{QuiverError, Result};
+use crate::layout::Layout;
 use crate::node::Kind;
 
 use super::{ArrowWriter, NOT_STARTED};
@@ -51,7 +55,7 @@ impl ArrowWriter {
                 self.rows
             )));
         }
-        let columns: Vec<ArrayRef> = (0..self.top.len()).map(|i| make_array(self.freeze(self.top[i]))).collect();
+        let columns: Vec<ArrayRef> = (0..self.top.len()).map(|i| self.freeze_column(self.top[i])).collect();
         debug_assert_eq!(self.schema.fields().len(), columns.len());
         // What `RecordBatch::try_new` checks but the types, which are the
         // fields' own (`freeze` builds each column of its field's type).
@@ -75,6 +79,29 @@ impl ArrowWriter {
         self.rows = 0;
         self.batches += 1;
         Ok(batch)
+    }
+
+    /// Freezes top-level column `node` into an array: a primitive column
+    /// straight into its typed array, anything else through its array data.
+    fn freeze_column(&mut self, node: usize) -> ArrayRef {
+        let n = &self.nodes[node];
+        if !(n.field.data_type().is_primitive() && n.children.is_empty() && matches!(n.layout, Layout::Fixed { .. })) {
+            return make_array(self.freeze(node));
+        }
+        let (recycle, retain) = (self.options.recycle, self.options.retain);
+        let counters = &mut self.counters;
+        let n = &mut self.nodes[node];
+        let len = n.len;
+        let nulls = n.validity.as_mut().map(|v| v.finish(len.div_ceil(8), recycle, retain, counters));
+        let Layout::Fixed { values, width, .. } = &mut n.layout else { unreachable!("checked above") };
+        let values = values.finish(len * *width, recycle, retain, counters);
+        let null_count = n.null_count;
+        let nulls = nulls.filter(|_| null_count > 0).map(|bits| {
+            // SAFETY: `null_count` is the number of unset bits in the first
+            // `len` bits, which the writer counts as it writes them.
+            unsafe { NullBuffer::new_unchecked(BooleanBuffer::new(bits, 0, len), null_count) }
+        });
+        primitive_array(n.field.data_type(), values, nulls, len)
     }
 
     /// Freezes the buffers of `node` and its children into array data.
@@ -107,5 +134,20 @@ impl ArrowWriter {
         // (monotonic, within the data), validity and null counts agree, children
         // have the lengths their parents address. Tests run `validate_full`.
         unsafe { builder.build_unchecked() }
+    }
+}
+
+/// The primitive array of type `data_type` over `values` (`len` values).
+fn primitive_array(data_type: &DataType, values: Buffer, nulls: Option<NullBuffer>, len: usize) -> ArrayRef {
+    macro_rules! typed {
+        ($t:ty) => {
+            Arc::new(
+                PrimitiveArray::<$t>::new(ScalarBuffer::new(values, 0, len), nulls).with_data_type(data_type.clone()),
+            )
+        };
+    }
+    downcast_primitive! {
+        data_type => (typed),
+        t => unreachable!("{t} is not a primitive type"),
     }
 }
