@@ -88,15 +88,13 @@ impl ArrowWriter {
         if !(n.field.data_type().is_primitive() && n.children.is_empty() && matches!(n.layout, Layout::Fixed { .. })) {
             return make_array(self.freeze(node));
         }
+        let nulls = self.finish_validity(node);
         let (recycle, retain) = (self.options.recycle, self.options.retain);
-        let counters = &mut self.counters;
         let n = &mut self.nodes[node];
-        let len = n.len;
-        let nulls = n.validity.as_mut().map(|v| v.finish(len.div_ceil(8), recycle, retain, counters));
+        let (len, null_count) = (n.len, n.null_count);
         let Layout::Fixed { values, width, .. } = &mut n.layout else { unreachable!("checked above") };
-        let values = values.finish(len * *width, recycle, retain, counters);
-        let null_count = n.null_count;
-        let nulls = nulls.filter(|_| null_count > 0).map(|bits| {
+        let values = values.finish(len * *width, recycle, retain, &mut self.counters);
+        let nulls = nulls.map(|bits| {
             // SAFETY: `null_count` is the number of unset bits in the first
             // `len` bits, which the writer counts as it writes them.
             unsafe { NullBuffer::new_unchecked(BooleanBuffer::new(bits, 0, len), null_count) }
@@ -104,16 +102,25 @@ impl ArrowWriter {
         primitive_array(n.field.data_type(), values, nulls, len)
     }
 
+    /// Freezes the validity of `node` (into the ring like every buffer):
+    /// its bits when the node has nulls, else `None`.
+    fn finish_validity(&mut self, node: usize) -> Option<Buffer> {
+        let (recycle, retain) = (self.options.recycle, self.options.retain);
+        let n = &mut self.nodes[node];
+        let bits = n.validity.as_mut().map(|v| v.finish(n.len.div_ceil(8), recycle, retain, &mut self.counters));
+        bits.filter(|_| n.null_count > 0)
+    }
+
     /// Freezes the buffers of `node` and its children into array data.
     pub(super) fn freeze(&mut self, node: usize) -> ArrayData {
         let child_data: Vec<ArrayData> =
             self.nodes[node].children.clone().into_iter().map(|c| self.freeze(c)).collect();
+        let nulls = self.finish_validity(node);
         let (recycle, retain) = (self.options.recycle, self.options.retain);
         let runs = self.nodes[node].value_node.map_or(0, |v| self.nodes[v].len);
         let counters = &mut self.counters;
         let n = &mut self.nodes[node];
         let len = n.len;
-        let nulls = n.validity.as_mut().map(|v| v.finish(len.div_ceil(8), recycle, retain, counters));
         let mut buffers = n.layout.finish(len, runs, recycle, retain, counters);
         let mut child_data = child_data;
         if let DataType::RunEndEncoded(run_ends, _) = n.field.data_type() {
@@ -127,7 +134,7 @@ impl ArrowWriter {
         let builder = ArrayDataBuilder::new(data_type)
             .len(len)
             .null_count(null_count)
-            .null_bit_buffer(nulls.filter(|_| n.null_count > 0))
+            .null_bit_buffer(nulls)
             .buffers(buffers)
             .child_data(child_data);
         // SAFETY: the writer built every buffer for this type: lengths, offsets
