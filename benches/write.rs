@@ -5,7 +5,8 @@
 //! already-allocated buffer. Each case reports Throughput::Elements(rows).
 //!
 //! Group names: `col_<type>_<nulls>` (8192-row batches, column path),
-//! `col1m_<type>_<nulls>` (1M-row batches), `row_<type>_<nulls>` (row path),
+//! `col1m_<type>_<nulls>` (1M-row batches), `col64_<type>_<nulls>` (64-row
+//! batches: the per-batch fixed cost), `row_<type>_<nulls>` (row path),
 //! `enc_<dict|ree>_<values>_<row|col>` (dictionary and run-end encoded
 //! columns, see `encoded_cases`), `rec3_<nulls>` (3-column rows from row-major records: per-value appends,
 //! one `write_records` per batch, builders, memcpy of the records).
@@ -25,6 +26,9 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 
 const BATCH: usize = 8192;
 const MILLION: usize = 1 << 20;
+/// Rows of the small batches, where the per-batch cost (taking, freezing
+/// and releasing the buffers) outweighs the copy.
+const SMALL: usize = 64;
 
 fn case(c: &mut Criterion, group: &str, kind: Kind, rows: usize, nulls: bool, rows_path: bool) {
     let d = Data::new(kind, rows, nulls);
@@ -106,6 +110,14 @@ fn column_path(c: &mut Criterion) {
     for kind in Kind::ALL {
         for nulls in [false, true] {
             case(c, &format!("col_{}_{}", kind.name(), nulls_name(nulls)), kind, BATCH, nulls, false);
+        }
+    }
+}
+
+fn column_path_small(c: &mut Criterion) {
+    for kind in [Kind::I32, Kind::I64, Kind::F64] {
+        for nulls in [false, true] {
+            case(c, &format!("col64_{}_{}", kind.name(), nulls_name(nulls)), kind, SMALL, nulls, false);
         }
     }
 }
@@ -294,6 +306,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = column_path, column_path_1m, row_path, records3, encoded_cases
+    targets = column_path, column_path_1m, column_path_small, row_path, records3, encoded_cases
 }
 criterion_main!(benches);

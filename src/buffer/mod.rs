@@ -44,6 +44,18 @@ pub(crate) enum Fill {
     Push,
 }
 
+/// What [`Slot::start_deferred`] did, for [`Slot::unstart`].
+#[derive(Debug, Clone, Copy)]
+struct Undo {
+    /// The ring index the buffer was taken from; `None`: a new allocation.
+    from: Option<usize>,
+    /// The deferred start, to defer again.
+    min_bytes: usize,
+    how: Start,
+    /// Whether the start reused a buffer (else it allocated one).
+    reused: bool,
+}
+
 #[derive(Debug)]
 pub(crate) struct Slot {
     pub buf: MutableBuffer,
@@ -53,11 +65,25 @@ pub(crate) struct Slot {
     /// Capacity of `buf` when the batch started (counted then); `finish`
     /// counts the growth since.
     start_capacity: usize,
+    /// A start put off by [`defer`](Self::defer): the bytes to zero and how
+    /// the buffer is taken, until [`start_deferred`](Self::start_deferred).
+    deferred: Option<(usize, Start)>,
+    /// How [`start_deferred`](Self::start_deferred) took the current
+    /// buffer (`Some(ring index)` or `None` for a new one) and what it was
+    /// deferred with, until [`unstart`](Self::unstart) or the next start.
+    undo: Option<Undo>,
 }
 
 impl Default for Slot {
     fn default() -> Self {
-        Slot { buf: MutableBuffer::new(0), ring: VecDeque::new(), last_used: 0, start_capacity: 0 }
+        Slot {
+            buf: MutableBuffer::new(0),
+            ring: VecDeque::new(),
+            last_used: 0,
+            start_capacity: 0,
+            deferred: None,
+            undo: None,
+        }
     }
 }
 
@@ -66,17 +92,29 @@ impl Slot {
     /// any, else a new allocation; then reserves `min_bytes` and zeroes what
     /// `fill` says.
     pub fn start(&mut self, min_bytes: usize, fill: Fill, how: Start, counters: &mut Counters) {
+        self.start_from(min_bytes, fill, how, counters);
+    }
+
+    /// [`start`](Self::start), answering where the buffer came from: the
+    /// index it had in the ring, or `None` for a new allocation.
+    fn start_from(&mut self, min_bytes: usize, fill: Fill, how: Start, counters: &mut Counters) -> Option<usize> {
+        self.deferred = None;
+        self.undo = None;
         let want = if how.reserve { min_bytes.max(self.last_used) } else { min_bytes };
         // The oldest released buffer of the ring. A count of one is the
         // writer's own handle: no consumer holds the buffer, and none can
         // take a new handle on it, so the scan converts only the buffer it
         // takes (each conversion back would cost an allocation).
         let mut reclaimed = None;
+        let mut from = None;
         if how.recycle {
             if let Some(i) = self.ring.iter().position(|b| b.strong_count() == 1) {
                 let held = self.ring.remove(i).expect("position is in the ring");
                 match held.into_mutable() {
-                    Ok(buf) => reclaimed = Some(buf),
+                    Ok(buf) => {
+                        reclaimed = Some(buf);
+                        from = Some(i);
+                    }
                     // Not a buffer of the writer's own allocation: keep the handle.
                     Err(held) => self.ring.push_back(held),
                 }
@@ -110,12 +148,60 @@ impl Slot {
         }
         self.start_capacity = buf.capacity();
         self.buf = buf;
+        from
+    }
+
+    /// Puts off the start of a bitmap ([`Fill::ZeroedBits`]) for this batch:
+    /// no buffer is taken until [`start_deferred`](Self::start_deferred),
+    /// and a batch that never calls it neither takes nor freezes one (lazy
+    /// validity of a node without nulls). Until then the slot's buffer is
+    /// empty: reads see clear bits, clears do nothing.
+    pub fn defer(&mut self, min_bytes: usize, how: Start) {
+        debug_assert_eq!(self.buf.len(), 0, "a deferred slot holds no bits");
+        self.deferred = Some((min_bytes, how));
+    }
+
+    /// The start [`defer`](Self::defer) put off, now; a no-op for a slot
+    /// already started.
+    pub fn start_deferred(&mut self, counters: &mut Counters) {
+        if let Some((min_bytes, how)) = self.deferred.take() {
+            let reused = counters.buffers_reused;
+            let from = self.start_from(min_bytes, Fill::ZeroedBits, how, counters);
+            let reused = counters.buffers_reused > reused;
+            self.undo = Some(Undo { from, min_bytes, how, reused });
+        }
+    }
+
+    /// Undoes the last [`start_deferred`](Self::start_deferred) of this
+    /// batch (a refused call that ended a node's lazy validity): a buffer
+    /// taken from the ring goes back where it was, a new one is freed, and
+    /// the start is deferred again, and the buffer it reused or allocated
+    /// is no longer counted. Bytes stay counted (`bytes_allocated` only
+    /// grows): those the start counted, and the capacity the buffer grew by
+    /// since, which a freeze would have counted. A no-op when the buffer
+    /// was not taken that way.
+    pub fn unstart(&mut self, counters: &mut Counters) {
+        if let Some(undo) = self.undo.take() {
+            let buf = std::mem::replace(&mut self.buf, MutableBuffer::new(0));
+            counters.bytes_allocated += buf.capacity().saturating_sub(self.start_capacity) as u64;
+            if let Some(i) = undo.from {
+                self.ring.insert(i, buf.into());
+            }
+            self.start_capacity = 0;
+            self.deferred = Some((undo.min_bytes, undo.how));
+            if undo.reused {
+                counters.buffers_reused -= 1;
+            } else {
+                counters.buffers_allocated -= 1;
+            }
+        }
     }
 
     /// Freezes the current buffer (zero copy) at `len` bytes, keeps a handle
     /// in the ring (when recycling) and returns the buffer for the batch.
     /// The capacity the buffer grew by during the batch counts as allocated.
     pub fn finish(&mut self, len: usize, recycle: bool, retain: usize, counters: &mut Counters) -> Buffer {
+        self.undo = None;
         let mut buf = std::mem::replace(&mut self.buf, MutableBuffer::new(0));
         buf.resize(len, 0);
         counters.bytes_allocated += buf.capacity().saturating_sub(self.start_capacity) as u64;

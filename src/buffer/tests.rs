@@ -228,3 +228,75 @@ fn copy_bits_matches_set_bits() {
         }
     }
 }
+
+/// A deferred bitmap start takes nothing until `start_deferred`, then
+/// takes a buffer the way `start` does (from the ring when one is
+/// released, else new), zeroed; `unstart` puts every case back as it was:
+/// the ring's buffers in their order, the buffer counts, the deferral (so
+/// the next `start_deferred` takes the same buffer again); the bytes it
+/// counted stay counted, with the growth since, so the ring never holds
+/// more than was counted.
+#[test]
+fn a_deferred_start_takes_nothing_and_unstart_puts_it_back() {
+    let cases = [(0, 0), (0, 1), (0, 3), (1, 2), (2, 0), (1, 1)];
+    // `reserve`: the buffer taken grows to the last batch's length (counted).
+    for ((held, released), reserve) in cases.into_iter().flat_map(|c| [(c, false), (c, true)]) {
+        let how = Start { recycle: true, reserve };
+        let mut c = Counters::default();
+        let mut slot = Slot::default();
+        // `held + released` batches, each buffer filled with 0xFF and a
+        // capacity of its own, so each is told apart by its capacity.
+        let mut batches = Vec::new();
+        for k in 0..held + released {
+            slot.start(64 * (k + 1), Fill::ZeroedBits, GROW, &mut c);
+            slot.buf.as_slice_mut().fill(0xFF);
+            batches.push(slot.finish(64 * (k + 1), true, 8, &mut c));
+        }
+        // The first `held` stay held by a consumer, the rest are released.
+        let kept: Vec<Buffer> = batches.drain(..held).collect();
+        drop(batches);
+        let ring_caps = |s: &Slot| s.ring.iter().map(Buffer::capacity).collect::<Vec<_>>();
+        let (caps, counters) = (ring_caps(&slot), c);
+        let counts = |c: &Counters| (c.buffers_reused, c.buffers_allocated);
+        slot.defer(16, how);
+        assert_eq!((slot.buf.len(), slot.buf.capacity()), (0, 0), "deferred: no buffer");
+        assert_eq!((ring_caps(&slot), c), (caps.clone(), counters), "deferred: nothing taken or counted");
+        for round in 0..2 {
+            slot.start_deferred(&mut c);
+            assert_eq!(slot.buf.as_slice(), &[0u8; 16], "zeroed at the deferred length");
+            let taken = slot.buf.capacity();
+            if released > 0 {
+                assert_eq!(c.buffers_reused, counters.buffers_reused + 1);
+                if !reserve {
+                    assert_eq!(taken, caps[held], "the first released buffer");
+                }
+            } else {
+                assert_eq!(c.buffers_allocated, counters.buffers_allocated + 1);
+            }
+            slot.start_deferred(&mut c);
+            assert_eq!(slot.buf.capacity(), taken, "a second start_deferred is a no-op");
+            slot.buf.as_slice_mut()[3] = 9;
+            slot.unstart(&mut c);
+            assert_eq!((slot.buf.len(), slot.buf.capacity()), (0, 0), "round {round}: back to no buffer");
+            let grown: Vec<usize> = ring_caps(&slot);
+            assert_eq!(counts(&c), counts(&counters), "round {round}: the buffer counts restored");
+            assert_eq!(grown.len(), caps.len(), "round {round}: the ring restored");
+            for (i, (&now, &was)) in grown.iter().zip(&caps).enumerate() {
+                // The buffer put back may have grown (reserve): counted.
+                assert!(now == was || (reserve && i == held), "round {round}: ring entry {i}: {now} vs {was}");
+            }
+            let in_ring: u64 = grown.iter().map(|&b| b as u64).sum();
+            assert!(slot.retained_bytes() == in_ring && in_ring <= c.bytes_allocated);
+            assert!(c.bytes_allocated >= counters.bytes_allocated);
+        }
+        let (ring, before) = (ring_caps(&slot), c);
+        slot.unstart(&mut c);
+        assert_eq!((ring_caps(&slot), c), (ring, before), "unstart without a deferred start is a no-op");
+        // `start` ends the deferral: unstart then does nothing.
+        slot.start(8, Fill::ZeroedBits, GROW, &mut c);
+        let after = (slot.buf.capacity(), c);
+        slot.unstart(&mut c);
+        assert_eq!((slot.buf.capacity(), c), after);
+        drop(kept);
+    }
+}

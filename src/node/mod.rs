@@ -5,7 +5,7 @@
 
 use arrow_schema::FieldRef;
 
-use crate::buffer::Slot;
+use crate::buffer::{Counters, Slot};
 pub(crate) use crate::layout::{Kind, Layout};
 
 pub(crate) mod build;
@@ -118,7 +118,8 @@ pub(crate) struct Node {
     /// Value writes may leave the validity bitmap alone: the node has none,
     /// or no null has been written into it this batch (lazy validity). While
     /// lazy, every value `0..len` is valid and its bit is owed, not
-    /// necessarily written; `materialize_validity` writes them, and every
+    /// necessarily written, and the bitmap's buffer not yet taken (its
+    /// `Slot::defer`); `materialize_validity` takes it and writes them, and every
     /// write of a null (and every read of the bits) comes after it. Bits
     /// past `len` are clear in either state.
     pub valid_lazy: bool,
@@ -162,14 +163,16 @@ impl Node {
         }
     }
 
-    /// Ends lazy validity (see `valid_lazy`): sets the owed bits `0..len`.
+    /// Ends lazy validity (see `valid_lazy`): takes the bitmap's buffer
+    /// (its start was put off while lazy) and sets the owed bits `0..len`.
     /// Called before a null is written into the node and before its bits
     /// are read; a no-op once done, and for a node without a bitmap.
     #[inline]
-    pub fn materialize_validity(&mut self) {
+    pub fn materialize_validity(&mut self, counters: &mut Counters) {
         if self.valid_lazy {
             if let Some(v) = &mut self.validity {
                 self.valid_lazy = false;
+                v.start_deferred(counters);
                 v.set_bits_range(0, self.len);
             }
         }

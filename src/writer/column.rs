@@ -36,16 +36,27 @@ impl ArrowWriter {
     /// was, so nothing else changes. When every top-level column then has the
     /// same length, those rows are committed.
     pub(super) fn column_write(&mut self, node: usize, write: impl FnOnce(&mut Self) -> Result<()>) -> Result<()> {
-        let (mut subtree, mut before) = std::mem::take(&mut self.column_scratch);
+        let (mut subtree, mut before, mut lazy) = std::mem::take(&mut self.column_scratch);
         crate::node::build::subtree_into(&self.nodes, node, &mut subtree);
         before.clear();
         before.extend(subtree.iter().map(|&i| (self.nodes[i].len, self.nodes[i].null_count)));
+        // The nodes whose bitmap is still deferred (lazy validity): a refused
+        // write that took one gives it back.
+        lazy.clear();
+        lazy.extend(subtree.iter().copied().filter(|&i| self.nodes[i].valid_lazy && self.nodes[i].validity.is_some()));
         self.refused_at = None;
         let written = write(self);
         if written.is_err() {
             self.rollback_nodes(&subtree, &before);
+            for &i in &lazy {
+                let n = &mut self.nodes[i];
+                if let (false, Some(v)) = (n.valid_lazy, &mut n.validity) {
+                    v.unstart(&mut self.counters);
+                    n.valid_lazy = true;
+                }
+            }
         }
-        self.column_scratch = (subtree, before);
+        self.column_scratch = (subtree, before, lazy);
         if let Err(e) = written {
             // A nested value was refused: name the input row that holds it.
             return Err(match self.refused_at.take() {
@@ -200,11 +211,13 @@ impl ArrowWriter {
         let n = &mut self.nodes[node];
         if bits.is_some() {
             // Nulls may come: the bits written so far are needed.
-            n.materialize_validity();
+            n.materialize_validity(&mut self.counters);
         }
         let at = n.len;
         match (&mut n.validity, bits) {
             (Some(v), Some(b)) => n.null_count += v.copy_bits(at, b.bytes, b.offset, count),
+            // Lazy validity: the bits of valid values are owed, not written.
+            (Some(_), None) if n.valid_lazy => {}
             (Some(v), None) => v.set_bits_range(at, count),
             (None, Some(b)) => {
                 let nulls = b.count_zeros(count);

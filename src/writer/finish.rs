@@ -103,10 +103,16 @@ impl ArrowWriter {
     }
 
     /// Freezes the validity of `node` (into the ring like every buffer):
-    /// its bits when the node has nulls, else `None`.
+    /// its bits when the node has nulls, else `None`. A lazy bitmap was
+    /// never started this batch: there is nothing to freeze.
     fn finish_validity(&mut self, node: usize) -> Option<Buffer> {
         let (recycle, retain) = (self.options.recycle, self.options.retain);
         let n = &mut self.nodes[node];
+        if n.valid_lazy {
+            // No null this batch, and the bitmap's buffer never taken.
+            debug_assert_eq!(n.null_count, 0, "a null ends lazy validity");
+            return None;
+        }
         let bits = n.validity.as_mut().map(|v| v.finish(n.len.div_ceil(8), recycle, retain, &mut self.counters));
         bits.filter(|_| n.null_count > 0)
     }

@@ -72,7 +72,7 @@ impl ArrowWriter {
             let n = &mut w.nodes[node];
             // The caller sets the bits of the valid values it writes: the
             // bits the row path still owes (lazy validity) are written first.
-            n.materialize_validity();
+            n.materialize_validity(&mut w.counters);
             let at = n.len;
             let end = at + count;
             let validity = n.validity.as_mut().map(|v| {
@@ -127,7 +127,7 @@ impl ArrowWriter {
             let n = &mut w.nodes[node];
             // The caller sets the bits of the valid values it writes: the
             // bits the row path still owes (lazy validity) are written first.
-            n.materialize_validity();
+            n.materialize_validity(&mut w.counters);
             let at = n.len;
             let end = at + count;
             let validity = n.validity.as_mut().map(|v| {
@@ -217,7 +217,7 @@ impl ArrowWriter {
             let n = &mut self.nodes[node];
             // The caller sets the bits of the valid values it writes: the
             // bits the row path still owes (lazy validity) are written first.
-            n.materialize_validity();
+            n.materialize_validity(&mut self.counters);
             let at = n.len;
             let bits = n.validity.as_mut().map(|v| {
                 v.ensure_bits(at + count);

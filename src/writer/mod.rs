@@ -155,7 +155,7 @@ pub struct ArrowWriter {
     /// Column path: the nodes of the column being written and their
     /// `(len, null_count)` before it, kept between calls so that a call
     /// allocates neither.
-    pub(crate) column_scratch: (Vec<usize>, Vec<(usize, usize)>),
+    pub(crate) column_scratch: (Vec<usize>, Vec<(usize, usize)>, Vec<usize>),
     /// `quiver_append_slots`: the plan for the last kinds it saw.
     slots_plan: SlotsPlan,
 }
@@ -243,7 +243,7 @@ impl ArrowWriter {
             counters: Counters::default(),
             refused_at: None,
             batches: 0,
-            column_scratch: (Vec::new(), Vec::new()),
+            column_scratch: (Vec::new(), Vec::new(), Vec::new()),
             slots_plan: SlotsPlan::default(),
         })
     }
@@ -337,7 +337,13 @@ impl ArrowWriter {
             // not under a memory limit, where every write is checked anyway.
             n.valid_lazy = n.validity.is_none() || (n.lazy_ok && !limited);
             if let Some(v) = &mut n.validity {
-                v.start(rows.div_ceil(8), Fill::ZeroedBits, how, counters);
+                // A lazy bitmap takes its buffer at the node's first null:
+                // a batch without one neither zeroes nor freezes it.
+                if n.valid_lazy {
+                    v.defer(rows.div_ceil(8), how);
+                } else {
+                    v.start(rows.div_ceil(8), Fill::ZeroedBits, how, counters);
+                }
             }
             n.layout.start(rows, how, counters);
         }

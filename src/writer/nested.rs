@@ -19,7 +19,7 @@ impl ArrowWriter {
             _ => {}
         }
         let n = &mut self.nodes[node];
-        n.materialize_validity();
+        n.materialize_validity(&mut self.counters);
         let len = n.len;
         if let Some(v) = &mut n.validity {
             v.ensure_bits(len + count);

@@ -191,7 +191,7 @@ impl ArrowWriter {
         let n = &mut self.nodes[node];
         // The node's first null of the batch ends its lazy validity.
         if n.valid_lazy {
-            n.materialize_validity();
+            n.materialize_validity(&mut self.counters);
         }
         match &mut n.layout {
             Layout::Fixed { values, width, .. } => push_zeros(values, *width),

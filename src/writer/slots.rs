@@ -7,6 +7,7 @@
 //! take the per-value fast paths and then the full appends.
 
 use crate::buffer::bits::put_bit;
+use crate::buffer::Counters;
 use crate::layout::Layout;
 use crate::node::fast::native_width;
 use crate::node::{Input, Node, NO_OPEN};
@@ -47,7 +48,7 @@ impl ArrowWriter {
         if !self.slots_plan.is_for(first, kinds) {
             self.plan_slots(first, kinds, input_of);
         }
-        let (plan, nodes) = (&self.slots_plan, &mut self.nodes);
+        let (plan, nodes, counters) = (&self.slots_plan, &mut self.nodes, &mut self.counters);
         if plan.widths.is_empty() || slots.len() != plan.widths.len() || nulls & !plan.nullable != 0 {
             return false;
         }
@@ -55,9 +56,9 @@ impl ArrowWriter {
         // producers) skip the null's masks and counts altogether.
         let columns = &mut nodes[first..first + slots.len()];
         if nulls == 0 {
-            write_row::<false>(columns, &plan.widths, slots, 0, self.rows);
+            write_row::<false>(columns, counters, &plan.widths, slots, 0, self.rows);
         } else {
-            write_row::<true>(columns, &plan.widths, slots, nulls, self.rows);
+            write_row::<true>(columns, counters, &plan.widths, slots, nulls, self.rows);
         }
         self.rows += 1;
         self.commit();
@@ -95,7 +96,14 @@ impl ArrowWriter {
 /// a null where bit `k` of `nulls` is set (`NULLS`: whether any is), into
 /// top-level column `columns[k]` of width `widths[k]`, `rows` values long.
 #[inline(always)]
-fn write_row<const NULLS: bool>(columns: &mut [Node], widths: &[u8], slots: &[u64], nulls: u64, rows: usize) {
+fn write_row<const NULLS: bool>(
+    columns: &mut [Node],
+    counters: &mut Counters,
+    widths: &[u8],
+    slots: &[u64],
+    nulls: u64,
+    rows: usize,
+) {
     for (k, ((n, &width), &v)) in columns.iter_mut().zip(widths).zip(slots).enumerate() {
         debug_assert_eq!(n.len, rows, "a top-level column out of step at the row's start");
         let null = NULLS && (nulls >> k) & 1 != 0;
@@ -103,7 +111,7 @@ fn write_row<const NULLS: bool>(columns: &mut [Node], widths: &[u8], slots: &[u6
         // (the lazy flag tested first: it is false once the batch has a
         // null, and a branch on `null` would mispredict).
         if NULLS && n.valid_lazy && null {
-            n.materialize_validity();
+            n.materialize_validity(counters);
         }
         let v = if NULLS { v & (null as u64).wrapping_sub(1) } else { v };
         let Layout::Fixed { values, .. } = &mut n.layout else {
