@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use arrow_array::{downcast_primitive, make_array, ArrayRef, PrimitiveArray, RecordBatch};
+use arrow_array::{downcast_primitive, make_array, ArrayRef, ArrowPrimitiveType, PrimitiveArray, RecordBatch};
 use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, ScalarBuffer};
 use arrow_data::{ArrayData, ArrayDataBuilder};
 use arrow_schema::DataType;
@@ -150,14 +150,22 @@ impl ArrowWriter {
     }
 }
 
-/// The primitive array of type `data_type` over `values` (`len` values).
+/// The primitive array of type `data_type` over `values` (`len` values,
+/// the whole buffer). The buffer is taken whole (no slice, so no handle
+/// cloned and dropped), and the type set only where it has parameters
+/// (decimals, timestamps with a zone, ...) beyond the native type's own.
 fn primitive_array(data_type: &DataType, values: Buffer, nulls: Option<NullBuffer>, len: usize) -> ArrayRef {
     macro_rules! typed {
-        ($t:ty) => {
-            Arc::new(
-                PrimitiveArray::<$t>::new(ScalarBuffer::new(values, 0, len), nulls).with_data_type(data_type.clone()),
-            )
-        };
+        ($t:ty) => {{
+            let values = ScalarBuffer::<<$t as ArrowPrimitiveType>::Native>::from(values);
+            debug_assert_eq!(values.len(), len, "a column's values end at its length");
+            let array = PrimitiveArray::<$t>::new(values, nulls);
+            if *data_type == <$t as ArrowPrimitiveType>::DATA_TYPE {
+                Arc::new(array)
+            } else {
+                Arc::new(array.with_data_type(data_type.clone()))
+            }
+        }};
     }
     downcast_primitive! {
         data_type => (typed),
