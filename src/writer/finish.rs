@@ -109,8 +109,9 @@ impl ArrowWriter {
         let (recycle, retain) = (self.options.recycle, self.options.retain);
         let n = &mut self.nodes[node];
         if n.valid_lazy {
-            // No null this batch, and the bitmap's buffer never taken.
-            debug_assert_eq!(n.null_count, 0, "a null ends lazy validity");
+            // No bitmap, or no null this batch and the bitmap's buffer
+            // never taken (a null-type node has nulls and no bitmap).
+            debug_assert!(n.validity.is_none() || n.null_count == 0, "a null ends lazy validity");
             return None;
         }
         let bits = n.validity.as_mut().map(|v| v.finish(n.len.div_ceil(8), recycle, retain, &mut self.counters));
