@@ -47,13 +47,12 @@ pub(crate) enum Fill {
 /// What [`Slot::start_deferred`] did, for [`Slot::unstart`].
 #[derive(Debug, Clone, Copy)]
 struct Undo {
-    /// The ring index the buffer was taken from; `None`: a new allocation.
+    /// The ring index the buffer was taken from (counted as reused);
+    /// `None`: a new allocation (counted as allocated).
     from: Option<usize>,
     /// The deferred start, to defer again.
     min_bytes: usize,
     how: Start,
-    /// Whether the start reused a buffer (else it allocated one).
-    reused: bool,
 }
 
 #[derive(Debug)]
@@ -165,10 +164,8 @@ impl Slot {
     /// already started.
     pub fn start_deferred(&mut self, counters: &mut Counters) {
         if let Some((min_bytes, how)) = self.deferred.take() {
-            let reused = counters.buffers_reused;
             let from = self.start_from(min_bytes, Fill::ZeroedBits, how, counters);
-            let reused = counters.buffers_reused > reused;
-            self.undo = Some(Undo { from, min_bytes, how, reused });
+            self.undo = Some(Undo { from, min_bytes, how });
         }
     }
 
@@ -184,15 +181,14 @@ impl Slot {
         if let Some(undo) = self.undo.take() {
             let buf = std::mem::replace(&mut self.buf, MutableBuffer::new(0));
             counters.bytes_allocated += buf.capacity().saturating_sub(self.start_capacity) as u64;
-            if let Some(i) = undo.from {
-                self.ring.insert(i, buf.into());
-            }
             self.start_capacity = 0;
             self.deferred = Some((undo.min_bytes, undo.how));
-            if undo.reused {
-                counters.buffers_reused -= 1;
-            } else {
-                counters.buffers_allocated -= 1;
+            match undo.from {
+                Some(i) => {
+                    self.ring.insert(i, buf.into());
+                    counters.buffers_reused -= 1;
+                }
+                None => counters.buffers_allocated -= 1,
             }
         }
     }
